@@ -1,0 +1,106 @@
+"""Card ids, notation and suit/rank tables for both games.
+
+Where's Bob's Hat? uses 60 cards: three suits (blue, red, black), ranks 1-20.
+Card id = ``suit * 20 + (rank - 1)``, so ids 0-19 are blue, 20-39 red, 40-59
+black. The 14s and 15s of every suit are the hat cards.
+
+Oh Hell uses a standard 52-card deck laid out exactly as OpenSpiel's
+``oh_hell``: card id = ``rank * 4 + suit`` with suits ``C D H S`` (0-3) and
+ranks ``2 3 4 5 6 7 8 9 T J Q K A`` (0-12). Sharing OpenSpiel's ids makes the
+differential test a straight comparison of action lists.
+
+Each deck is described by a :class:`Deck` (suit and strength of every card),
+which is all the shared trick mechanics in :mod:`tricks` need to know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Deck:
+    """Suit and in-suit strength of every card id of one game's deck."""
+
+    name: str
+    n_suits: int
+    suit_of: np.ndarray  # (N,) int8: suit index of each card id
+    rank_of: np.ndarray  # (N,) int8: strength within the suit, higher wins
+
+    @property
+    def n_cards(self) -> int:
+        return int(self.suit_of.shape[0])
+
+
+# --------------------------------------------------------------------------
+# Where's Bob's Hat?
+BH_SUITS = ("blue", "red", "black")
+BH_TRUMPS = ("blue", "red", "black", "none")  # trump index 3 = gray = no trump
+BH_RANKS = 20
+BH_N_CARDS = 60
+BH_NO_TRUMP = 3
+
+_bh_ids = np.arange(BH_N_CARDS)
+BOBS_HAT_DECK = Deck(
+    name="bobs_hat",
+    n_suits=3,
+    suit_of=(_bh_ids // BH_RANKS).astype(np.int8),
+    rank_of=(_bh_ids % BH_RANKS).astype(np.int8),
+)
+# True for the 14 and 15 of every suit: taking one of them takes Bob's Hat.
+BH_IS_HAT_CARD = np.isin(_bh_ids % BH_RANKS + 1, (14, 15))
+
+
+def bh_card(suit: int, rank: int) -> int:
+    """Card id of Bob's Hat card ``rank`` (1-20) of ``suit`` (0-2)."""
+    return suit * BH_RANKS + rank - 1
+
+
+def bh_card_str(card: int) -> str:
+    """Notation of a Bob's Hat card id, e.g. ``blue14``."""
+    if not 0 <= card < BH_N_CARDS:
+        raise ValueError(f"no Bob's Hat card has id {card}")
+    return f"{BH_SUITS[card // BH_RANKS]}{card % BH_RANKS + 1}"
+
+
+def bh_parse_card(text: str) -> int:
+    """Card id of a Bob's Hat card written like ``red3``; ValueError otherwise."""
+    if not isinstance(text, str):
+        raise ValueError(f"unknown card {text!r}: a card is a string like 'blue14'")
+    for s, name in enumerate(BH_SUITS):
+        if text.startswith(name):
+            digits = text[len(name) :]
+            if digits.isdigit() and not digits.startswith("0") and 1 <= int(digits) <= 20:
+                return bh_card(s, int(digits))
+    raise ValueError(f"unknown card {text!r}: expected a suit (blue, red, black) and a rank 1-20")
+
+
+# --------------------------------------------------------------------------
+# Oh Hell (OpenSpiel's layout)
+OH_SUIT_CHARS = "CDHS"
+OH_RANK_CHARS = "23456789TJQKA"
+OH_N_CARDS = 52
+
+_oh_ids = np.arange(OH_N_CARDS)
+OH_HELL_DECK = Deck(
+    name="oh_hell",
+    n_suits=4,
+    suit_of=(_oh_ids % 4).astype(np.int8),
+    rank_of=(_oh_ids // 4).astype(np.int8),
+)
+
+
+def oh_card_str(card: int) -> str:
+    """Notation of an Oh Hell card id, e.g. ``AS`` or ``TH``."""
+    if not 0 <= card < OH_N_CARDS:
+        raise ValueError(f"no Oh Hell card has id {card}")
+    return OH_RANK_CHARS[card // 4] + OH_SUIT_CHARS[card % 4]
+
+
+def oh_parse_card(text: str) -> int:
+    """Card id of an Oh Hell card written like ``QD``; ValueError otherwise."""
+    if not isinstance(text, str) or len(text) != 2 or text[0] not in OH_RANK_CHARS or text[1] not in OH_SUIT_CHARS:
+        raise ValueError(f"unknown card {text!r}: expected a rank (2-9, T, J, Q, K, A) and a suit (C, D, H, S)")
+    return OH_RANK_CHARS.index(text[0]) * 4 + OH_SUIT_CHARS.index(text[1])
