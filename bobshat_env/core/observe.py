@@ -1,0 +1,207 @@
+"""Observation encoders: seat-relative flat ``float32`` vectors of named slices.
+
+Every observation is one flat vector so it feeds an MLP directly, but it is
+built from named slices (:class:`ObsLayout`) so that code and tests can read
+it back: ``layout.decode(vec)`` returns each slice in its shape, and the
+game-specific ``decode_*`` functions turn that into facts (cards, bids,
+seats). Seats are relative: position 0 is the observer, 1 the next player
+clockwise, and so on.
+
+Three views per game:
+
+- ``private`` (default): what the observing seat may know;
+- ``public``: the same without the observer's hand (what everybody knows);
+- ``full``: the private view plus every seat's hand, for oracle critics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import BobsHatConfig
+from . import bobs_hat as bh
+from .cards import BH_N_CARDS, BH_TRUMPS
+
+VIEWS = ("private", "public", "full")
+BH_MAX_HANDS = 16
+SCORE_SCALE = 100.0
+TAKEN_SCALE = 20.0
+
+
+@dataclass(frozen=True)
+class ObsLayout:
+    """Named slices of a flat observation vector, in order."""
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def of(cls, *spec: tuple[str, tuple[int, ...]]) -> ObsLayout:
+        return cls(tuple(n for n, _ in spec), tuple(s for _, s in spec))
+
+    @property
+    def slices(self) -> dict[str, slice]:
+        out, start = {}, 0
+        for name, shape in zip(self.names, self.shapes):
+            size = int(np.prod(shape))
+            out[name] = slice(start, start + size)
+            start += size
+        return out
+
+    @property
+    def size(self) -> int:
+        return sum(int(np.prod(s)) for s in self.shapes)
+
+    def views(self, flat: np.ndarray) -> dict[str, np.ndarray]:
+        """Writable views of a (B, size) array, one per slice, shaped (B, *shape)."""
+        B = flat.shape[0]
+        return {name: flat[:, sl].reshape(B, *shape) for (name, sl), shape in zip(self.slices.items(), self.shapes)}
+
+    def decode(self, vec: np.ndarray) -> dict[str, np.ndarray]:
+        """Each named slice of one observation vector, in its shape."""
+        vec = np.asarray(vec)
+        if vec.shape != (self.size,):
+            raise ValueError(f"expected an observation of shape ({self.size},), got {vec.shape}")
+        return {name: vec[sl].reshape(shape) for (name, sl), shape in zip(self.slices.items(), self.shapes)}
+
+    def table(self) -> str:
+        """A Markdown table of the slices (name, offset, shape), for docs."""
+        rows = ["| slice | offset | shape |", "|---|---|---|"]
+        for (name, sl), shape in zip(self.slices.items(), self.shapes):
+            rows.append(f"| {name} | {sl.start} | {shape} |")
+        return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------
+# Where's Bob's Hat?
+def bh_layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
+    """Observation layout for a Bob's Hat configuration and view."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    P = cfg.players
+    spec: list[tuple[str, tuple[int, ...]]] = [
+        ("hand", (BH_N_CARDS,)),  # my cards (zeros in the public view)
+        ("phase", (3,)),  # hat choice, bidding, play
+        ("trump", (4,)),  # blue, red, black, none
+        ("hand_number", (BH_MAX_HANDS,)),  # one-hot, hand k at index k - 1
+        ("dealer", (P,)),  # relative seat
+        ("hat_value", (2,)),  # +10, -10 once the dealer chose
+        ("hat_holder", (P + 1,)),  # centre, then relative seats
+        ("bids", (P, 6)),  # most blue, red, black, fewest, double fewest, has bid
+        ("no_bid_left", (P,)),  # the seat may still use its no-bid (option)
+        ("leader", (P,)),  # leader of the current trick
+        ("trick", (P, BH_N_CARDS)),  # card each relative seat put in the current trick
+        ("played", (BH_N_CARDS,)),  # cards in completed tricks this hand
+        ("taken", (P, 3)),  # cards taken per seat and suit, / 20
+        ("scores", (P,)),  # game totals, / 100
+    ]
+    if view == "full":
+        spec.append(("all_hands", (P, BH_N_CARDS)))
+    return ObsLayout.of(*spec)
+
+
+def bh_observe(
+    cfg: BobsHatConfig,
+    state: bh.State,
+    seat: np.ndarray | None = None,
+    view: str = "private",
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """(B, D) float32 observations of ``seat`` (default: the seat to act).
+
+    Secret bidding hides the other seats' bids until everybody has bid.
+    ``out``, if given, is a preallocated (B, D) float32 buffer to fill.
+    """
+    layout = bh_layout(cfg, view)
+    P, B = cfg.players, state.batch_size
+    b = np.arange(B)
+    me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
+    if out is None:
+        out = np.zeros((B, layout.size), dtype=np.float32)
+    else:
+        out[:] = 0
+    o = layout.views(out)
+    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
+    rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
+
+    if view != "public":
+        o["hand"][:] = state.hands[b, me]
+    ph = state.phase.astype(np.int64)
+    live = ph < 3
+    o["phase"][b[live], ph[live]] = 1
+    o["trump"][b, state.trump.astype(np.int64)] = 1
+    o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
+    o["dealer"][b, rel(state.dealer)] = 1
+    o["hat_value"][:, 0] = state.hat_value == 10
+    o["hat_value"][:, 1] = state.hat_value == -10
+    holder = state.hat_holder.astype(np.int64)
+    o["hat_holder"][b, np.where(holder < 0, 0, rel(holder) + 1)] = 1
+
+    bids = state.bids[b[:, None], absolute].astype(np.int64)  # (B, P) relative
+    has_bid = bids >= 0
+    visible = has_bid
+    if cfg.secret_bidding:
+        visible = visible & ((state.n_bids == P) | (state.phase == bh.PLAY))[:, None]
+        visible[:, 0] = has_bid[:, 0]
+    code = np.where(visible, bids, 0)
+    o["bids"][:, :, 0:3] = (code[:, :, None] >> np.arange(3)) & 1
+    o["bids"][:, :, 3] = code // 8 >= 1
+    o["bids"][:, :, 4] = code // 8 >= 2
+    o["bids"][:, :, 5] = has_bid
+    if cfg.no_bid:
+        o["no_bid_left"][:] = ~state.no_bid_used[b[:, None], absolute]
+    o["leader"][b, rel(state.leader)] = 1
+    trick = state.trick[b[:, None], absolute].astype(np.int64)
+    g, r = np.nonzero(trick >= 0)
+    o["trick"][g, r, trick[g, r]] = 1
+    o["played"][:] = state.played
+    o["taken"][:] = state.taken[b[:, None], absolute] / TAKEN_SCALE
+    o["scores"][:] = state.scores[b[:, None], absolute] / SCORE_SCALE
+    if view == "full":
+        o["all_hands"][:] = state.hands[b[:, None], absolute]
+    return out
+
+
+def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts in one Bob's Hat observation vector, in plain Python values.
+
+    Seats are relative to the observer. A bid is a list of bid-card names
+    (RECORDS.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
+    """
+    d = bh_layout(cfg, view).decode(vec)
+    P = cfg.players
+    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
+    bids: list = []
+    for r in range(P):
+        row = d["bids"][r]
+        if not row[5]:
+            bids.append(None)
+        elif not row[:5].any() and r != 0 and cfg.secret_bidding:
+            bids.append("hidden")
+        else:
+            code = int(row[0]) + 2 * int(row[1]) + 4 * int(row[2]) + 8 * (int(row[3]) + int(row[4]))
+            bids.append(bh.bid_cards(code))
+    holder = onehot(d["hat_holder"])
+    hat = 10 if d["hat_value"][0] else (-10 if d["hat_value"][1] else None)
+    phase = onehot(d["phase"])
+    facts = {
+        "hand": np.nonzero(d["hand"])[0].tolist(),
+        "phase": bh.PHASE_NAMES[phase] if phase is not None else "other",
+        "trump": BH_TRUMPS[onehot(d["trump"])],
+        "hand_number": onehot(d["hand_number"]) + 1,
+        "dealer": onehot(d["dealer"]),
+        "hat": hat,
+        "hat_holder": None if holder in (None, 0) else holder - 1,
+        "bids": bids,
+        "no_bid_left": d["no_bid_left"].astype(bool).tolist(),
+        "leader": onehot(d["leader"]),
+        "trick": [onehot(d["trick"][r]) for r in range(P)],
+        "played": np.nonzero(d["played"])[0].tolist(),
+        "taken": np.rint(d["taken"] * TAKEN_SCALE).astype(int).tolist(),
+        "scores": np.rint(d["scores"] * SCORE_SCALE).astype(int).tolist(),
+    }
+    if view == "full":
+        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
+    return facts
