@@ -1,0 +1,74 @@
+"""Text rendering of one game of a batch: a readable table for terminals,
+logs and the PettingZoo ``render_mode="ansi"`` / ``"human"``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import bobs_hat as bh
+from .core.cards import BH_TRUMPS, bh_card_str
+from .games import Game
+
+
+def _cards(ids: np.ndarray, name: Any) -> str:
+    return " ".join(name(int(c)) for c in np.nonzero(ids)[0]) or "-"
+
+
+def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | int = True) -> str:
+    """Table of game ``g``: trump, hat, bids, trick, cards taken, scores.
+
+    show_hands: True shows every hand (spectator), a seat number shows only
+    that seat's hand (a player's view), False shows none.
+    """
+    cfg = game.config
+    P = cfg.players
+    phase = int(state.phase[g])
+    lines = [
+        f"Where's Bob's Hat? - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
+        f"({int(state.hand_size[g])} cards each), dealer: player_{int(state.dealer[g])}"
+    ]
+    hat = int(state.hat_value[g])
+    holder = int(state.hat_holder[g])
+    hat_txt = (
+        "not chosen yet"
+        if hat == 0
+        else f"{hat:+d}, " + ("in the centre" if holder < 0 else f"held by player_{holder}")
+    )
+    to_act = "game over" if phase == bh.DONE else f"player_{int(state.cur[g])} to act"
+    lines.append(
+        f"Trump: {BH_TRUMPS[int(state.trump[g])]}   Bob's Hat: {hat_txt}   Phase: {bh.PHASE_NAMES[phase]} ({to_act})"
+    )
+    lines.append(f"{'seat':<10}{'bid':<28}{'taken b/r/k':<13}{'total':>6}   hand")
+    secret = cfg.secret_bidding and phase == bh.BID
+    for p in range(P):
+        code = int(state.bids[g, p])
+        if code < 0:
+            bid = "-"
+        elif secret:
+            bid = "(secret)"
+        else:
+            bid = "+".join(bh.bid_cards(code)) or "no bid"
+        taken = "/".join(str(int(x)) for x in state.taken[g, p])
+        shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
+        hand = _cards(state.hands[g, p], bh_card_str) if shown else f"({int(state.hands[g, p].sum())} cards)"
+        mark = "*" if p == int(state.cur[g]) and phase != bh.DONE else " "
+        lines.append(f"{mark}player_{p:<2}{bid:<28}{taken:<13}{int(state.scores[g, p]):>6}   {hand}")
+    if phase == bh.PLAY:
+        lead = int(state.leader[g])
+        played = [
+            f"player_{(lead + i) % P} {bh_card_str(int(state.trick[g, (lead + i) % P]))}"
+            for i in range(int(state.n_in_trick[g]))
+        ]
+        lines.append(f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-"))
+    return "\n".join(lines)
+
+
+def render(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
+    """Table of game ``g`` of a batch, for either game."""
+    if game.name == "bobs_hat":
+        return render_bobs_hat(game, state, g, show_hands)
+    from .core import oh_hell  # noqa: PLC0415
+
+    return oh_hell.render(game.config, state, g, show_hands)

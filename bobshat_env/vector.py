@@ -1,0 +1,102 @@
+"""Batched environment: B games stepped at once, one policy call per step.
+
+Every game in the batch always has exactly one seat to act, so a step takes
+one action per game and returns, per game, the next acting seat with its
+observation and legal-action mask, the score change of every seat, and
+whether a game ended.
+
+Autoreset mode: **same step**. When a game ends during :meth:`VectorEnv.step`,
+that step returns ``done[i] = True``, the final rewards of the old game in
+``rewards[i]`` and its totals in ``final_scores[i]``, and already the first
+observation, mask and seat of the next game in slot ``i``. There is no dummy
+step to skip (Gymnasium's ``AutoresetMode.SAME_STEP``, as in Pgx/EnvPool).
+
+Reproducibility: slot ``i``'s ``g``-th game is drawn from
+``rng.game_keys(seed, i, g)``, so the same seed gives the same games in every
+slot whatever the batch size.
+
+>>> env = VectorEnv("bobs_hat", num_envs=8, players=4)
+>>> ts = env.reset(seed=0)
+>>> ts.obs.shape, ts.action_mask.shape
+((8, 442), (8, 86))
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .core import rng
+from .games import Game, make_game
+
+
+class TimeStep(NamedTuple):
+    """What the vector env returns after reset and after every step."""
+
+    obs: np.ndarray  # (B, D) float32: observation of the seat to act
+    action_mask: np.ndarray  # (B, A) bool: its legal actions
+    seat: np.ndarray  # (B,) int: the seat to act (absolute)
+    rewards: np.ndarray  # (B, P) float32: every seat's score change this step
+    done: np.ndarray  # (B,) bool: a game ended this step (its slot was reset)
+    final_scores: np.ndarray  # (B, P) float32: totals of the game that ended, 0 elsewhere
+
+
+class VectorEnv:
+    """B games of one configuration, stepped together (same-step autoreset).
+
+    Args:
+        game: ``"bobs_hat"`` or ``"oh_hell"``, or a :class:`Game`.
+        num_envs: batch size B.
+        view: observation view, ``"private"``, ``"public"`` or ``"full"``.
+        **options: the game's options (see :mod:`bobshat_env.config`).
+    """
+
+    def __init__(self, game: str | Game = "bobs_hat", num_envs: int = 1, view: str = "private", **options: Any):
+        self.game = game if isinstance(game, Game) else make_game(game, **options)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.num_envs = int(num_envs)
+        self.view = view
+        self.num_players = self.game.players
+        self.num_actions = self.game.n_actions
+        self.obs_size = self.game.obs_size(view)
+        self._slots = np.arange(self.num_envs)
+        self._games_played = np.zeros(self.num_envs, dtype=np.int64)
+        self._base: int | None = None
+        self.state: Any = None
+        self._obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
+
+    def reset(self, seed: int | np.random.Generator | None = None) -> TimeStep:
+        """Start a fresh game in every slot."""
+        self._base = rng.seed_to_base(seed)
+        self._games_played[:] = 0
+        self.state = self.game.init(rng.game_keys(self._base, self._slots, 0))
+        zeros = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
+        return self._timestep(zeros, np.zeros(self.num_envs, dtype=bool), zeros.copy())
+
+    def step(self, actions: np.ndarray) -> TimeStep:
+        """Apply one action per game; illegal actions raise before any change."""
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        res = self.game.step(self.state, np.asarray(actions))
+        rewards = res.rewards.astype(np.float32)
+        done = res.game_done
+        final = np.zeros_like(rewards)
+        idx = np.nonzero(done)[0]
+        if idx.size:
+            final[idx] = self.state.scores[idx]
+            self._games_played[idx] += 1
+            fresh = self.game.init(rng.game_keys(self._base, idx, self._games_played[idx]))
+            self.state.put(idx, fresh)
+        return self._timestep(rewards, done, final)
+
+    def _timestep(self, rewards: np.ndarray, done: np.ndarray, final: np.ndarray) -> TimeStep:
+        mask = self.game.legal_action_mask(self.state)
+        obs = self.game.observe(self.state, view=self.view, out=self._obs)
+        return TimeStep(obs.copy(), mask, self.state.cur.astype(np.int64), rewards, done, final)
+
+    @property
+    def games_played(self) -> np.ndarray:
+        """(B,) games finished so far in each slot."""
+        return self._games_played.copy()
