@@ -1,0 +1,59 @@
+"""The vector env: batch-size independence, same-step autoreset, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bobshat_env.core import rng
+from bobshat_env.vector import VectorEnv
+
+
+def _policy(ts, slots, t):
+    """A deterministic policy that depends only on (slot, step, mask)."""
+    h = rng.combine(np.asarray(slots, dtype=np.uint64), t)
+    counts = ts.action_mask.sum(axis=1)
+    pick = rng.uniform_ints(h, counts)
+    return np.argmax(np.cumsum(ts.action_mask, axis=1) > pick[:, None], axis=1)
+
+
+@pytest.mark.parametrize("options", [{}, {"players": 5, "no_bid": True, "double_fewest": True}])
+def test_b1_and_b1000_play_identical_games(options):
+    small = VectorEnv("bobs_hat", num_envs=1, hands=3, **options)
+    big = VectorEnv("bobs_hat", num_envs=1000, hands=3, **options)
+    ts1, tsb = small.reset(seed=42), big.reset(seed=42)
+    slots = np.arange(1000)
+    for t in range(250):  # more than one full game: autoreset is covered too
+        for name in ("obs", "action_mask", "seat", "rewards", "done", "final_scores"):
+            np.testing.assert_array_equal(getattr(ts1, name)[0], getattr(tsb, name)[0], err_msg=f"{name} at step {t}")
+        ts1, tsb = small.step(_policy(ts1, slots[:1], t)), big.step(_policy(tsb, slots, t))
+    assert small.games_played[0] >= 2 and big.games_played[0] == small.games_played[0]
+
+
+def test_same_step_autoreset_reports_final_scores_and_new_game():
+    env = VectorEnv("bobs_hat", num_envs=4, hands=1)
+    ts = env.reset(seed=0)
+    totals = np.zeros((4, 4))
+    steps = 0
+    while not ts.done.all():
+        ts = env.step(_policy(ts, np.arange(4), steps))
+        totals += np.where(ts.done[:, None], 0, ts.rewards)
+        steps += 1
+        assert steps < 100
+    # a one-hand game: 1 hat choice + 4 bids + 20 cards, the same count in every slot
+    assert steps == 25
+    np.testing.assert_array_equal(ts.final_scores, ts.rewards)  # the only scored hand is the last step's
+    assert (env.state.hand_no == 0).all() and (env.state.phase == 0).all()  # already the next game's hat choice
+    assert env.games_played.tolist() == [1, 1, 1, 1]
+    assert ts.action_mask[:, 60:62].all()
+
+
+def test_step_before_reset_and_bad_batch():
+    env = VectorEnv("bobs_hat", num_envs=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(2, dtype=int))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="expected 2 actions"):
+        env.step(np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="num_envs"):
+        VectorEnv("bobs_hat", num_envs=0)
