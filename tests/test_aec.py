@@ -91,7 +91,8 @@ def test_secret_bidding_hides_bids_until_all_have_bid():
         ["fewest"],
     ]
     env.step(62 + 4)  # seat 2 bids most black: now all bids are revealed
-    assert env.game.decode(env.observe("player_0")["observation"])["bids"] == [["most_blue"], ["fewest"], ["most_black"]]
+    revealed = env.game.decode(env.observe("player_0")["observation"])["bids"]
+    assert revealed == [["most_blue"], ["fewest"], ["most_black"]]
 
 
 def test_render_ansi_shows_the_table():
