@@ -30,7 +30,7 @@ def test_decode_matches_state(players):
         assert obs.dtype == np.float32 and obs.shape == (state.batch_size, observe.bh_layout(cfg, "full").size)
         for g in range(state.batch_size):
             me = int(state.cur[g])
-            rel = lambda s: (s - me) % players  # noqa: E731
+            rel = lambda s, me=me: (s - me) % players  # noqa: E731
             facts = observe.bh_decode(cfg, obs[g], view="full")
             assert facts["hand"] == np.flatnonzero(state.hands[g, me]).tolist()
             assert facts["phase"] == bh.PHASE_NAMES[state.phase[g]]
