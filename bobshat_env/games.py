@@ -42,8 +42,15 @@ class Game:
     def init(self, keys: np.ndarray, auto_deal: bool = True) -> Any:
         return self.module.init(self.config, keys, auto_deal=auto_deal)
 
-    def step(self, state: Any, actions: np.ndarray, active: np.ndarray | None = None, auto_deal: bool = True) -> Any:
-        return self.module.step(self.config, state, actions, active=active, auto_deal=auto_deal)
+    def step(
+        self,
+        state: Any,
+        actions: np.ndarray,
+        active: np.ndarray | None = None,
+        auto_deal: bool = True,
+        legal: np.ndarray | None = None,
+    ) -> Any:
+        return self.module.step(self.config, state, actions, active=active, auto_deal=auto_deal, legal=legal)
 
     def legal_action_mask(self, state: Any) -> np.ndarray:
         return self.module.legal_action_mask(self.config, state)

@@ -49,15 +49,27 @@ class VectorEnv:
         game: ``"bobs_hat"`` or ``"oh_hell"``, or a :class:`Game`.
         num_envs: batch size B.
         view: observation view, ``"private"``, ``"public"`` or ``"full"``.
+        copy_obs: return a fresh observation array each step (default). With
+            False the env reuses one buffer, overwritten by the next step:
+            faster when the caller copies it into a rollout buffer anyway.
         **options: the game's options (see :mod:`bobshat_env.config`).
     """
 
-    def __init__(self, game: str | Game = "bobs_hat", num_envs: int = 1, view: str = "private", **options: Any):
+    def __init__(
+        self,
+        game: str | Game = "bobs_hat",
+        num_envs: int = 1,
+        view: str = "private",
+        copy_obs: bool = True,
+        **options: Any,
+    ):
         self.game = game if isinstance(game, Game) else make_game(game, **options)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.view = view
+        self.copy_obs = copy_obs
+        self._mask: np.ndarray | None = None
         self.num_players = self.game.players
         self.num_actions = self.game.n_actions
         self.obs_size = self.game.obs_size(view)
@@ -79,7 +91,7 @@ class VectorEnv:
         """Apply one action per game; illegal actions raise before any change."""
         if self.state is None:
             raise RuntimeError("call reset() before step()")
-        res = self.game.step(self.state, np.asarray(actions))
+        res = self.game.step(self.state, np.asarray(actions), legal=self._mask)
         rewards = res.rewards.astype(np.float32)
         done = res.game_done
         final = np.zeros_like(rewards)
@@ -92,9 +104,10 @@ class VectorEnv:
         return self._timestep(rewards, done, final)
 
     def _timestep(self, rewards: np.ndarray, done: np.ndarray, final: np.ndarray) -> TimeStep:
-        mask = self.game.legal_action_mask(self.state)
+        self._mask = self.game.legal_action_mask(self.state)
         obs = self.game.observe(self.state, view=self.view, out=self._obs)
-        return TimeStep(obs.copy(), mask, self.state.cur.astype(np.int64), rewards, done, final)
+        obs = obs.copy() if self.copy_obs else obs
+        return TimeStep(obs, self._mask.copy(), self.state.cur.astype(np.int64), rewards, done, final)
 
     @property
     def games_played(self) -> np.ndarray:

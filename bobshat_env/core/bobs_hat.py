@@ -414,6 +414,7 @@ def step(
     actions: np.ndarray,
     active: np.ndarray | None = None,
     auto_deal: bool = True,
+    legal: np.ndarray | None = None,
 ) -> StepResult:
     """Apply one action per game, in place, and report what happened.
 
@@ -424,6 +425,8 @@ def step(
     seat and reason, and nothing is changed. In renege mode a card that
     breaks follow suit is not an error: it applies the renege rule.
     With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
+    ``legal``: this state's :func:`legal_action_mask`, when the caller has it
+    already (saves computing it twice per step).
     """
     P = cfg.players
     B = state.batch_size
@@ -432,7 +435,9 @@ def step(
         raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
     active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
     # An inactive game is never at fault: its row of the mask is all True.
-    legal = legal_action_mask(cfg, state) | ~active[:, None]
+    if legal is None:
+        legal = legal_action_mask(cfg, state)
+    legal = legal | ~active[:, None]
     renege = _validate(cfg, state, np.where(active, actions, 0), legal)
     res = StepResult(
         rewards=np.zeros((B, P), dtype=np.int32),

@@ -16,6 +16,7 @@ Three views per game:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,21 @@ from . import bobs_hat as bh
 from .cards import BH_N_CARDS, BH_TRUMPS
 
 VIEWS = ("private", "public", "full")
+_HIDDEN_BID = bh.N_BID_CODES  # stands for a bid made in secret, not yet revealed
+
+
+def _bid_feature_table() -> np.ndarray:
+    """Row ``code + 1`` is the 6 bid features of bid ``code`` (-1 = no bid yet)."""
+    table = np.zeros((bh.N_BID_CODES + 2, 6), dtype=np.float32)
+    for code in range(bh.N_BID_CODES):
+        table[code + 1, :3] = [(code >> i) & 1 for i in range(3)]
+        table[code + 1, 3:5] = [code // 8 >= 1, code // 8 >= 2]
+        table[code + 1, 5] = 1
+    table[_HIDDEN_BID + 1, 5] = 1  # has bid, content hidden
+    return table
+
+
+_BID_FEATURES = _bid_feature_table()
 BH_MAX_HANDS = 16
 SCORE_SCALE = 100.0
 TAKEN_SCALE = 20.0
@@ -41,7 +57,7 @@ class ObsLayout:
     def of(cls, *spec: tuple[str, tuple[int, ...]]) -> ObsLayout:
         return cls(tuple(n for n, _ in spec), tuple(s for _, s in spec))
 
-    @property
+    @functools.cached_property
     def slices(self) -> dict[str, slice]:
         out, start = {}, 0
         for name, shape in zip(self.names, self.shapes):
@@ -50,7 +66,7 @@ class ObsLayout:
             start += size
         return out
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
         return sum(int(np.prod(s)) for s in self.shapes)
 
@@ -76,26 +92,29 @@ class ObsLayout:
 
 # --------------------------------------------------------------------------
 # Where's Bob's Hat?
+@functools.lru_cache(maxsize=64)
 def bh_layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
     """Observation layout for a Bob's Hat configuration and view."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
     P = cfg.players
     spec: list[tuple[str, tuple[int, ...]]] = [
+        # dense slices, written whole every step
         ("hand", (BH_N_CARDS,)),  # my cards (zeros in the public view)
-        ("phase", (3,)),  # hat choice, bidding, play
-        ("trump", (4,)),  # blue, red, black, none
-        ("hand_number", (BH_MAX_HANDS,)),  # one-hot, hand k at index k - 1
-        ("dealer", (P,)),  # relative seat
-        ("hat_value", (2,)),  # +10, -10 once the dealer chose
-        ("hat_holder", (P + 1,)),  # centre, then relative seats
+        ("played", (BH_N_CARDS,)),  # cards in completed tricks this hand
         ("bids", (P, 6)),  # most blue, red, black, fewest, double fewest, has bid
         ("no_bid_left", (P,)),  # the seat may still use its no-bid (option)
-        ("leader", (P,)),  # leader of the current trick
-        ("trick", (P, BH_N_CARDS)),  # card each relative seat put in the current trick
-        ("played", (BH_N_CARDS,)),  # cards in completed tricks this hand
         ("taken", (P, 3)),  # cards taken per seat and suit, / 20
         ("scores", (P,)),  # game totals, / 100
+        ("hat_value", (2,)),  # +10, -10 once the dealer chose
+        # one-hot slices, zeroed then set
+        ("phase", (3,)),  # hat choice, bidding, play
+        ("trump", (4,)),  # blue, red, black, none
+        ("hand_number", (BH_MAX_HANDS,)),  # hand k at index k - 1
+        ("dealer", (P,)),  # relative seat
+        ("hat_holder", (P + 1,)),  # centre, then relative seats
+        ("leader", (P,)),  # leader of the current trick
+        ("trick", (P, BH_N_CARDS)),  # card each relative seat put in the current trick
     ]
     if view == "full":
         spec.append(("all_hands", (P, BH_N_CARDS)))
@@ -120,45 +139,38 @@ def bh_observe(
     me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
     if out is None:
         out = np.zeros((B, layout.size), dtype=np.float32)
-    else:
-        out[:] = 0
+    else:  # only the one-hot block needs clearing: dense slices are overwritten
+        out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
     o = layout.views(out)
     absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
     rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
 
-    if view != "public":
-        o["hand"][:] = state.hands[b, me]
+    o["hand"][:] = state.hands[b, me] if view != "public" else 0
+    o["played"][:] = state.played
+    bids = state.bids[b[:, None], absolute].astype(np.int64)  # (B, P) relative, -1 = not yet
+    if cfg.secret_bidding:
+        hidden = (bids >= 0) & ((state.n_bids < P) & (state.phase == bh.BID))[:, None]
+        hidden[:, 0] = False
+        bids[hidden] = _HIDDEN_BID
+    o["bids"][:] = _BID_FEATURES[bids + 1]
+    o["no_bid_left"][:] = ~state.no_bid_used[b[:, None], absolute] if cfg.no_bid else 0
+    o["taken"][:] = state.taken[b[:, None], absolute] * np.float32(1 / TAKEN_SCALE)
+    o["scores"][:] = state.scores[b[:, None], absolute] * np.float32(1 / SCORE_SCALE)
+    o["hat_value"][:, 0] = state.hat_value == 10
+    o["hat_value"][:, 1] = state.hat_value == -10
+
     ph = state.phase.astype(np.int64)
     live = ph < 3
     o["phase"][b[live], ph[live]] = 1
     o["trump"][b, state.trump.astype(np.int64)] = 1
     o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
     o["dealer"][b, rel(state.dealer)] = 1
-    o["hat_value"][:, 0] = state.hat_value == 10
-    o["hat_value"][:, 1] = state.hat_value == -10
     holder = state.hat_holder.astype(np.int64)
     o["hat_holder"][b, np.where(holder < 0, 0, rel(holder) + 1)] = 1
-
-    bids = state.bids[b[:, None], absolute].astype(np.int64)  # (B, P) relative
-    has_bid = bids >= 0
-    visible = has_bid
-    if cfg.secret_bidding:
-        visible = visible & ((state.n_bids == P) | (state.phase == bh.PLAY))[:, None]
-        visible[:, 0] = has_bid[:, 0]
-    code = np.where(visible, bids, 0)
-    o["bids"][:, :, 0:3] = (code[:, :, None] >> np.arange(3)) & 1
-    o["bids"][:, :, 3] = code // 8 >= 1
-    o["bids"][:, :, 4] = code // 8 >= 2
-    o["bids"][:, :, 5] = has_bid
-    if cfg.no_bid:
-        o["no_bid_left"][:] = ~state.no_bid_used[b[:, None], absolute]
     o["leader"][b, rel(state.leader)] = 1
     trick = state.trick[b[:, None], absolute].astype(np.int64)
     g, r = np.nonzero(trick >= 0)
     o["trick"][g, r, trick[g, r]] = 1
-    o["played"][:] = state.played
-    o["taken"][:] = state.taken[b[:, None], absolute] / TAKEN_SCALE
-    o["scores"][:] = state.scores[b[:, None], absolute] / SCORE_SCALE
     if view == "full":
         o["all_hands"][:] = state.hands[b[:, None], absolute]
     return out
