@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .core import bobs_hat as bh
-from .core.cards import BH_TRUMPS, bh_card_str
+from .core.cards import BH_TRUMPS, bh_card_str, oh_card_str
 from .games import Game
 
 
@@ -44,9 +44,10 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
     secret = cfg.secret_bidding and phase == bh.BID
     for p in range(P):
         code = int(state.bids[g, p])
+        own = show_hands is not True and show_hands is not False and int(show_hands) == p
         if code < 0:
             bid = "-"
-        elif secret:
+        elif secret and not own:  # a player's view still shows the player's own bid
             bid = "(secret)"
         else:
             bid = "+".join(bh.bid_cards(code)) or "no bid"
@@ -65,10 +66,40 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
     return "\n".join(lines)
 
 
+def render_oh_hell(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
+    """Table of Oh Hell game ``g``: trump card, bids, tricks taken, scores."""
+    from .core import oh_hell as oh
+
+    cfg = game.config
+    P = cfg.players
+    phase = int(state.phase[g])
+    lines = [
+        f"Oh Hell - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
+        f"({int(state.hand_size[g])} cards each), dealer: player_{int(state.dealer[g])}"
+    ]
+    trump = int(state.trump_card[g])
+    to_act = "game over" if phase == oh.DONE else f"player_{int(state.cur[g])} to act"
+    lines.append(f"Trump card: {oh_card_str(trump) if trump >= 0 else '-'}   Phase: {oh.PHASE_NAMES[phase]} ({to_act})")
+    lines.append(f"{'seat':<10}{'bid':>5}{'taken':>7}{'total':>7}   hand")
+    for p in range(P):
+        bid = int(state.bids[g, p])
+        shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
+        hand = _cards(state.hands[g, p], oh_card_str) if shown else f"({int(state.hands[g, p].sum())} cards)"
+        mark = "*" if p == int(state.cur[g]) and phase != oh.DONE else " "
+        bid_txt = "-" if bid < 0 else str(bid)
+        lines.append(f"{mark}player_{p:<2}{bid_txt:>5}{int(state.taken[g, p]):>7}{int(state.scores[g, p]):>7}   {hand}")
+    if phase == oh.PLAY:
+        lead = int(state.leader[g])
+        played = [
+            f"player_{(lead + i) % P} {oh_card_str(int(state.trick[g, (lead + i) % P]))}"
+            for i in range(int(state.n_in_trick[g]))
+        ]
+        lines.append(f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-"))
+    return "\n".join(lines)
+
+
 def render(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
     """Table of game ``g`` of a batch, for either game."""
     if game.name == "bobs_hat":
         return render_bobs_hat(game, state, g, show_hands)
-    from .core import oh_hell  # noqa: PLC0415
-
-    return oh_hell.render(game.config, state, g, show_hands)
+    return render_oh_hell(game, state, g, show_hands)

@@ -109,3 +109,26 @@ def test_bad_configuration_fails_at_construction():
         bobs_hat_v0.env(double_trouble=True)
     with pytest.raises(ValueError, match="render_mode"):
         bobs_hat_v0.env(render_mode="rgb_array")
+
+
+@pytest.mark.parametrize(
+    "options", [{"players": 3}, {"players": 7, "deal_style": "short_high_low", "scoring": "negative"}]
+)
+def test_oh_hell_api_and_seed_tests_pass(options):
+    from bobshat_env import oh_hell_v0
+
+    api_test(oh_hell_v0.env(**options), num_cycles=300, verbose_progress=False)
+    seed_test(lambda: oh_hell_v0.env(**options), num_cycles=200)
+
+
+def test_oh_hell_rewards_sum_to_final_scores_and_render():
+    from bobshat_env import oh_hell_v0
+
+    env = oh_hell_v0.env(players=4, deal_style="short_high", render_mode="ansi")
+    total, steps, info = _play_random(env, 3)
+    sizes = range(1, 11)  # short_high with 4 players: 1, 2, ..., 10 cards
+    assert steps == sum(4 + 4 * s for s in sizes)  # four bids and 4 * s cards per hand
+    assert [total[a] for a in env.possible_agents] == info["final_scores"]
+    assert "Oh Hell - hand 10 of 10" in env.render()
+    with pytest.raises(ValueError, match="players must be 3 to 7"):
+        oh_hell_v0.env(players=8)

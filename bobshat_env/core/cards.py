@@ -5,7 +5,8 @@ Card id = ``suit * 20 + (rank - 1)``, so ids 0-19 are blue, 20-39 red, 40-59
 black. The 14s and 15s of every suit are the hat cards.
 
 Oh Hell uses a standard 52-card deck laid out exactly as OpenSpiel's
-``oh_hell``: card id = ``rank * 4 + suit`` with suits ``C D H S`` (0-3) and
+``oh_hell``: card id = ``rank * 4 + suit`` with suits ``C D S H`` (0-3, its
+order, so our names match OpenSpiel's ``action_to_string``) and
 ranks ``2 3 4 5 6 7 8 9 T J Q K A`` (0-12). Sharing OpenSpiel's ids makes the
 differential test a straight comparison of action lists.
 
@@ -79,7 +80,7 @@ def bh_parse_card(text: str) -> int:
 
 # --------------------------------------------------------------------------
 # Oh Hell (OpenSpiel's layout)
-OH_SUIT_CHARS = "CDHS"
+OH_SUIT_CHARS = "CDSH"  # OpenSpiel's suit order: id 2 is the 2 of spades, id 3 the 2 of hearts
 OH_RANK_CHARS = "23456789TJQKA"
 OH_N_CARDS = 52
 
@@ -102,5 +103,5 @@ def oh_card_str(card: int) -> str:
 def oh_parse_card(text: str) -> int:
     """Card id of an Oh Hell card written like ``QD``; ValueError otherwise."""
     if not isinstance(text, str) or len(text) != 2 or text[0] not in OH_RANK_CHARS or text[1] not in OH_SUIT_CHARS:
-        raise ValueError(f"unknown card {text!r}: expected a rank (2-9, T, J, Q, K, A) and a suit (C, D, H, S)")
+        raise ValueError(f"unknown card {text!r}: expected a rank (2-9, T, J, Q, K, A) and a suit (C, D, S, H)")
     return OH_RANK_CHARS.index(text[0]) * 4 + OH_SUIT_CHARS.index(text[1])

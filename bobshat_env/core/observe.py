@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import BobsHatConfig
+from ..config import BobsHatConfig, OhHellConfig
 from . import bobs_hat as bh
-from .cards import BH_N_CARDS, BH_TRUMPS
+from . import oh_hell as oh
+from .cards import BH_N_CARDS, BH_TRUMPS, OH_N_CARDS, OH_SUIT_CHARS
 
 VIEWS = ("private", "public", "full")
 _HIDDEN_BID = bh.N_BID_CODES  # stands for a bid made in secret, not yet revealed
@@ -212,6 +213,122 @@ def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dic
         "trick": [onehot(d["trick"][r]) for r in range(P)],
         "played": np.nonzero(d["played"])[0].tolist(),
         "taken": np.rint(d["taken"] * TAKEN_SCALE).astype(int).tolist(),
+        "scores": np.rint(d["scores"] * SCORE_SCALE).astype(int).tolist(),
+    }
+    if view == "full":
+        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
+    return facts
+
+
+# --------------------------------------------------------------------------
+# Oh Hell
+OH_MAX_HANDS = 19  # the long deal styles with 10 cards: 10, 9, ..., 1, ..., 10
+OH_TAKEN_SCALE = 10.0
+_OH_BID_FEATURES = np.eye(oh.MAX_BID + 2, dtype=np.float32)  # row bid + 1; row 0 = no bid yet
+
+
+@functools.lru_cache(maxsize=64)
+def oh_layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
+    """Observation layout for an Oh Hell configuration and view."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    P = cfg.players
+    spec: list[tuple[str, tuple[int, ...]]] = [
+        # dense slices, written whole every step
+        ("hand", (OH_N_CARDS,)),  # my cards (zeros in the public view)
+        ("played", (OH_N_CARDS,)),  # cards in completed tricks this hand
+        ("bids", (P, oh.MAX_BID + 2)),  # one-hot per relative seat: no bid yet, then bids 0-10
+        ("taken", (P,)),  # tricks taken this hand per seat, / 10
+        ("scores", (P,)),  # game totals, / 100
+        # one-hot slices, zeroed then set
+        ("phase", (2,)),  # bidding, play
+        ("trump_suit", (4,)),  # C, D, H, S
+        ("trump_card", (OH_N_CARDS,)),  # the card turned after the deal
+        ("hand_number", (OH_MAX_HANDS,)),  # hand k at index k - 1
+        ("hand_size", (oh.MAX_BID,)),  # cards dealt to each seat, n at index n - 1
+        ("dealer", (P,)),  # relative seat
+        ("leader", (P,)),  # leader of the current trick
+        ("trick", (P, OH_N_CARDS)),  # card each relative seat put in the current trick
+    ]
+    if view == "full":
+        spec.append(("all_hands", (P, OH_N_CARDS)))
+    return ObsLayout.of(*spec)
+
+
+def oh_observe(
+    cfg: OhHellConfig,
+    state: oh.State,
+    seat: np.ndarray | None = None,
+    view: str = "private",
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """(B, D) float32 Oh Hell observations of ``seat`` (default: the seat to act).
+
+    Everything but the hands is public in Oh Hell (bids are open), so the
+    public view only drops the observer's hand; the full view adds every
+    seat's hand. ``out``, if given, is a preallocated (B, D) float32 buffer.
+    """
+    layout = oh_layout(cfg, view)
+    P, B = cfg.players, state.batch_size
+    b = np.arange(B)
+    me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
+    if out is None:
+        out = np.zeros((B, layout.size), dtype=np.float32)
+    else:  # only the one-hot block needs clearing: dense slices are overwritten
+        out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
+    o = layout.views(out)
+    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
+    rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
+
+    o["hand"][:] = state.hands[b, me] if view != "public" else 0
+    o["played"][:] = state.played
+    o["bids"][:] = _OH_BID_FEATURES[state.bids[b[:, None], absolute].astype(np.int64) + 1]
+    o["taken"][:] = state.taken[b[:, None], absolute] * np.float32(1 / OH_TAKEN_SCALE)
+    o["scores"][:] = state.scores[b[:, None], absolute] * np.float32(1 / SCORE_SCALE)
+
+    ph = state.phase.astype(np.int64)
+    live = (ph == oh.BID) | (ph == oh.PLAY)
+    o["phase"][b[live], ph[live] - oh.BID] = 1
+    dealt = state.trump_card >= 0
+    o["trump_suit"][b[dealt], state.trump[dealt]] = 1
+    o["trump_card"][b[dealt], state.trump_card[dealt].astype(np.int64)] = 1
+    o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
+    o["hand_size"][b, state.hand_size.astype(np.int64) - 1] = 1
+    o["dealer"][b, rel(state.dealer)] = 1
+    o["leader"][b, rel(state.leader)] = 1
+    trick = state.trick[b[:, None], absolute].astype(np.int64)
+    g, r = np.nonzero(trick >= 0)
+    o["trick"][g, r, trick[g, r]] = 1
+    if view == "full":
+        o["all_hands"][:] = state.hands[b[:, None], absolute]
+    return out
+
+
+def oh_decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts in one Oh Hell observation vector, in plain Python values.
+
+    Seats are relative to the observer; cards are card ids. A bid is the
+    number of tricks bid, ``None`` before the seat has bid.
+    """
+    d = oh_layout(cfg, view).decode(vec)
+    P = cfg.players
+    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
+    phase = onehot(d["phase"])
+    suit = onehot(d["trump_suit"])
+    bids = [onehot(d["bids"][r]) for r in range(P)]
+    facts = {
+        "hand": np.nonzero(d["hand"])[0].tolist(),
+        "phase": oh.PHASE_NAMES[phase + oh.BID] if phase is not None else "other",
+        "trump": OH_SUIT_CHARS[suit] if suit is not None else None,
+        "trump_card": onehot(d["trump_card"]),
+        "hand_number": onehot(d["hand_number"]) + 1,
+        "hand_size": onehot(d["hand_size"]) + 1,
+        "dealer": onehot(d["dealer"]),
+        "bids": [None if v in (None, 0) else v - 1 for v in bids],
+        "leader": onehot(d["leader"]),
+        "trick": [onehot(d["trick"][r]) for r in range(P)],
+        "played": np.nonzero(d["played"])[0].tolist(),
+        "taken": np.rint(d["taken"] * OH_TAKEN_SCALE).astype(int).tolist(),
         "scores": np.rint(d["scores"] * SCORE_SCALE).astype(int).tolist(),
     }
     if view == "full":

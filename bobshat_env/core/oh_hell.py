@@ -75,7 +75,7 @@ def action_str(action: int) -> str:
 class State:
     """B games of Oh Hell; every field has a leading batch axis.
 
-    Seats are absolute (0..P-1); suits C=0, D=1, H=2, S=3 (``cards``).
+    Seats are absolute (0..P-1); suits C=0, D=1, S=2, H=3 (OpenSpiel's order, ``cards``).
     """
 
     key: np.ndarray  # (B,) uint64: the game's chance key
@@ -369,6 +369,7 @@ def step(
     actions: np.ndarray,
     active: np.ndarray | None = None,
     auto_deal: bool = True,
+    legal: np.ndarray | None = None,
 ) -> StepResult:
     """Apply one action per game, in place, and report what happened.
 
@@ -378,6 +379,8 @@ def step(
     first: an illegal one raises :class:`IllegalActionError` naming the game,
     seat and reason, and nothing is changed.
     With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
+    ``legal``: this state's :func:`legal_action_mask`, when the caller has it
+    already (saves computing it twice per step).
     """
     P = cfg.players
     B = state.batch_size
@@ -386,7 +389,9 @@ def step(
         raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
     active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
     # An inactive game is never at fault: its row of the mask is all True.
-    legal = legal_action_mask(cfg, state) | ~active[:, None]
+    if legal is None:
+        legal = legal_action_mask(cfg, state)
+    legal = legal | ~active[:, None]
     _validate(state, np.where(active, actions, 0), legal)
     res = StepResult(
         rewards=np.zeros((B, P), dtype=np.int32),
