@@ -116,7 +116,7 @@ class State:
     tricks_done: np.ndarray  # (B,) int8: completed tricks this hand
     taken: np.ndarray  # (B, P, 3) int8: cards taken this hand per seat and suit
     played: np.ndarray  # (B, 60) bool: cards in completed tricks this hand
-    scores: np.ndarray  # (B, P) int16: game totals
+    scores: np.ndarray  # (B, P) int32: game totals (int16 could wrap after ~2200 reneges by one seat)
     last_scores: np.ndarray  # (B, P) int16: the most recent hand's scores (renege: the penalty)
 
     @property
@@ -225,7 +225,7 @@ def init(cfg: BobsHatConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
         tricks_done=z8.copy(),
         taken=np.zeros((B, P, 3), dtype=np.int8),
         played=np.zeros((B, N_CARDS), dtype=bool),
-        scores=np.zeros((B, P), dtype=np.int16),
+        scores=np.zeros((B, P), dtype=np.int32),
         last_scores=np.zeros((B, P), dtype=np.int16),
     )
     if auto_deal:
