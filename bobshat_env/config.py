@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import numpy as np
+
 BH_DEFAULT_HANDS = {3: 12, 4: 10, 5: 8}
 OH_START_SIZE = {3: 10, 4: 10, 5: 10, 6: 8, 7: 7}
 OH_DEAL_STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
@@ -28,9 +30,12 @@ def _check_bool(cfg: Any, names: tuple[str, ...]) -> None:
             raise ConfigError(f"{name} must be true or false, got {getattr(cfg, name)!r}")
 
 
-def _check_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
+def _check_int(cfg: Any, name: str) -> None:
+    """An int option; NumPy integers are accepted and stored as int."""
+    value = getattr(cfg, name)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    object.__setattr__(cfg, name, int(value))
 
 
 def _from_dict(cls: type, data: dict[str, Any]) -> Any:
@@ -64,19 +69,19 @@ class BobsHatConfig:
     renege_mode: bool = False
 
     def __post_init__(self) -> None:
-        _check_int("players", self.players)
+        _check_int(self, "players")
         if self.players not in BH_DEFAULT_HANDS:
             raise ConfigError(f"players must be 3, 4 or 5 for Where's Bob's Hat?, got {self.players}")
         if self.hands is None:
             object.__setattr__(self, "hands", BH_DEFAULT_HANDS[self.players])
-        _check_int("hands", self.hands)
+        _check_int(self, "hands")
         max_hands = 60 // self.players - 4
         if not 1 <= self.hands <= max_hands:
             raise ConfigError(
                 f"hands={self.hands} does not fit the 60-card deck with {self.players} players: "
                 f"hand k deals 4 + k cards each, so hands must be 1 to {max_hands}"
             )
-        _check_int("first_dealer", self.first_dealer)
+        _check_int(self, "first_dealer")
         if not -1 <= self.first_dealer < self.players:
             raise ConfigError(
                 f"first_dealer must be a seat 0-{self.players - 1} or -1 (random), got {self.first_dealer}"
@@ -110,14 +115,14 @@ class OhHellConfig:
     first_dealer: int = 0
 
     def __post_init__(self) -> None:
-        _check_int("players", self.players)
+        _check_int(self, "players")
         if self.players not in OH_START_SIZE:
             raise ConfigError(f"players must be 3 to 7 for Oh Hell, got {self.players}")
         if self.deal_style not in OH_DEAL_STYLES:
             raise ConfigError(f"unknown deal_style {self.deal_style!r}; choose one of {', '.join(OH_DEAL_STYLES)}")
         if self.scoring not in OH_SCORINGS:
             raise ConfigError(f"unknown scoring {self.scoring!r}; choose one of {', '.join(OH_SCORINGS)}")
-        _check_int("first_dealer", self.first_dealer)
+        _check_int(self, "first_dealer")
         if not -1 <= self.first_dealer < self.players:
             raise ConfigError(
                 f"first_dealer must be a seat 0-{self.players - 1} or -1 (random), got {self.first_dealer}"
