@@ -52,6 +52,9 @@ class VectorEnv:
         copy_obs: return a fresh observation array each step (default). With
             False the env reuses one buffer, overwritten by the next step:
             faster when the caller copies it into a rollout buffer anyway.
+        record: keep a RECORDS.md record of every finished game, collected
+            with :meth:`pop_records` (costs a little time per step).
+        agent_names: the names written in the records, one per seat.
         **options: the game's options (see :mod:`bobshat_env.config`).
     """
 
@@ -61,6 +64,8 @@ class VectorEnv:
         num_envs: int = 1,
         view: str = "private",
         copy_obs: bool = True,
+        record: bool = False,
+        agent_names: list[str] | None = None,
         **options: Any,
     ):
         self.game = game if isinstance(game, Game) else make_game(game, **options)
@@ -78,12 +83,21 @@ class VectorEnv:
         self._base: int | None = None
         self.state: Any = None
         self._obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
+        self.record = record
+        self.agent_names = agent_names
+        self._recorder: Any = None
+        self._records: list[dict] = []
 
     def reset(self, seed: int | np.random.Generator | None = None) -> TimeStep:
         """Start a fresh game in every slot."""
         self._base = rng.seed_to_base(seed)
         self._games_played[:] = 0
         self.state = self.game.init(rng.game_keys(self._base, self._slots, 0))
+        if self.record:
+            from .records import Recorder
+
+            self._recorder = Recorder(self.game, self.state, agents=self.agent_names, keep=False)
+            self._records = []
         zeros = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
         return self._timestep(zeros, np.zeros(self.num_envs, dtype=bool), zeros.copy())
 
@@ -91,7 +105,10 @@ class VectorEnv:
         """Apply one action per game; illegal actions raise before any change."""
         if self.state is None:
             raise RuntimeError("call reset() before step()")
+        before = (self.state.phase.copy(), self.state.cur.copy()) if self._recorder is not None else None
         res = self.game.step(self.state, np.asarray(actions), legal=self._mask)
+        if before is not None:
+            self._records.extend(self._recorder.record(before[0], before[1], actions, res, self.state))
         rewards = res.rewards.astype(np.float32)
         done = res.game_done
         final = np.zeros_like(rewards)
@@ -108,6 +125,13 @@ class VectorEnv:
         obs = self.game.observe(self.state, view=self.view, out=self._obs)
         obs = obs.copy() if self.copy_obs else obs
         return TimeStep(obs, self._mask.copy(), self.state.cur.astype(np.int64), rewards, done, final)
+
+    def pop_records(self) -> list[dict]:
+        """The records of the games finished since the last call (``record=True``)."""
+        if not self.record:
+            raise RuntimeError("this VectorEnv was made without record=True")
+        out, self._records = self._records, []
+        return out
 
     @property
     def games_played(self) -> np.ndarray:

@@ -17,10 +17,17 @@ def _policy(ts, slots, t):
     return np.argmax(np.cumsum(ts.action_mask, axis=1) > pick[:, None], axis=1)
 
 
-@pytest.mark.parametrize("options", [{}, {"players": 5, "no_bid": True, "double_fewest": True}])
-def test_b1_and_b1000_play_identical_games(options):
-    small = VectorEnv("bobs_hat", num_envs=1, hands=3, **options)
-    big = VectorEnv("bobs_hat", num_envs=1000, hands=3, **options)
+@pytest.mark.parametrize(
+    "game, options",
+    [
+        ("bobs_hat", {"hands": 3}),
+        ("bobs_hat", {"hands": 3, "players": 5, "no_bid": True, "double_fewest": True}),
+        ("oh_hell", {"players": 6, "deal_style": "short_low", "first_dealer": -1}),
+    ],
+)
+def test_b1_and_b1000_play_identical_games(game, options):
+    small = VectorEnv(game, num_envs=1, **options)
+    big = VectorEnv(game, num_envs=1000, **options)
     ts1, tsb = small.reset(seed=42), big.reset(seed=42)
     slots = np.arange(1000)
     for t in range(250):  # more than one full game: autoreset is covered too
@@ -57,3 +64,20 @@ def test_step_before_reset_and_bad_batch():
         env.step(np.zeros(3, dtype=int))
     with pytest.raises(ValueError, match="num_envs"):
         VectorEnv("bobs_hat", num_envs=0)
+
+
+def test_recorded_games_replay_cleanly():
+    from bobshat_env.records import replay_record
+
+    env = VectorEnv("bobs_hat", num_envs=3, hands=2, record=True, agent_names=["a", "b", "c", "d"])
+    ts = env.reset(seed=4)
+    for t in range(120):
+        ts = env.step(_policy(ts, np.arange(3), t))
+    records = env.pop_records()
+    assert len(records) == int(env.games_played.sum()) >= 3
+    for rec in records:
+        assert rec["agents"] == ["a", "b", "c", "d"] and len(rec["hands"]) == 2
+        assert replay_record(rec) == []
+    assert env.pop_records() == []
+    with pytest.raises(RuntimeError, match="record=True"):
+        VectorEnv("bobs_hat", num_envs=1).pop_records()
