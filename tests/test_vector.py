@@ -18,19 +18,19 @@ def _policy(ts, slots, t):
 
 
 @pytest.mark.parametrize(
-    "game, options",
+    "game, options, steps",
     [
-        ("bobs_hat", {"hands": 3}),
-        ("bobs_hat", {"hands": 3, "players": 5, "no_bid": True, "double_fewest": True}),
-        ("oh_hell", {"players": 6, "deal_style": "short_low", "first_dealer": -1}),
+        ("bobs_hat", {"hands": 3}, 250),
+        ("bobs_hat", {"hands": 3, "players": 5, "no_bid": True, "double_fewest": True}, 250),
+        ("oh_hell", {"players": 6, "deal_style": "short_low", "first_dealer": -1}, 600),  # 264 steps a game
     ],
 )
-def test_b1_and_b1000_play_identical_games(game, options):
+def test_b1_and_b1000_play_identical_games(game, options, steps):
     small = VectorEnv(game, num_envs=1, **options)
     big = VectorEnv(game, num_envs=1000, **options)
     ts1, tsb = small.reset(seed=42), big.reset(seed=42)
     slots = np.arange(1000)
-    for t in range(250):  # more than one full game: autoreset is covered too
+    for t in range(steps):  # more than one full game: autoreset is covered too
         for name in ("obs", "action_mask", "seat", "rewards", "done", "final_scores"):
             np.testing.assert_array_equal(getattr(ts1, name)[0], getattr(tsb, name)[0], err_msg=f"{name} at step {t}")
         ts1, tsb = small.step(_policy(ts1, slots[:1], t)), big.step(_policy(tsb, slots, t))
