@@ -61,7 +61,7 @@ from .core.cards import (
     oh_card_str,
     oh_parse_card,
 )
-from .core.tricks import follow_suit_mask
+from .core.tricks import follow_suit_mask, rotate_dealer
 
 FORMAT = 1
 
@@ -1131,7 +1131,7 @@ def _replay_hand(
     size = rules.hand_size(cfg, hand_no)
     if hand["hand_size"] != size or not _is_int(hand["hand_size"]):
         fault(f"hand_size is {hand['hand_size']!r} but hand {hand_no + 1} deals {size} cards each")
-    dealer = int(rules.module.dealer_for(cfg, np.array([cfg.first_dealer]), np.array([hand_no]))[0])
+    dealer = int(rotate_dealer(np.array([cfg.first_dealer]), np.array([hand_no]), cfg.players)[0])
     if hand["dealer"] != dealer or not _is_int(hand["dealer"]):
         fault(f"dealer is {hand['dealer']!r} but the rules give seat {dealer}")
 

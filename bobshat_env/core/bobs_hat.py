@@ -29,14 +29,24 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
-from .tricks import NO_CARD, follow_suit_mask, trick_winner
+from .tricks import (
+    StepResult,
+    TrickState,
+    clear_hand,
+    common_fields,
+    deal_from_permutation,
+    follow_suit_mask,
+    play_cards,
+    random_first_dealer,
+    score_hands,
+)
 
 # Action layout
 N_CARDS = BH_N_CARDS
@@ -54,7 +64,7 @@ PHASE_NAMES = ("hat", "bid", "play", "deal", "done")
 RENEGE_PENALTY = -15
 
 _SUIT_OF = BOBS_HAT_DECK.suit_of
-_CHANCE_TRUMP, _CHANCE_DEAL, _CHANCE_DEALER = 1, 2, 3
+_CHANCE_TRUMP, _CHANCE_DEAL = 1, 2
 
 
 class IllegalActionError(ValueError):
@@ -89,87 +99,29 @@ def action_str(action: int) -> str:
 
 
 @dataclass
-class State:
+class State(TrickState):
     """B games of Where's Bob's Hat?; every field has a leading batch axis.
 
-    Seats are absolute (0..P-1); suits blue=0, red=1, black=2.
+    The shared fields are :class:`~bobshat_env.core.tricks.TrickState`'s
+    (``hands`` is (B, P, 60), ``bids`` holds bid codes). Suits blue=0, red=1,
+    black=2.
     """
 
-    key: np.ndarray  # (B,) uint64: the game's chance key
-    phase: np.ndarray  # (B,) int8: HAT, BID, PLAY, DEAL (waiting for a given deal) or DONE
-    hand_no: np.ndarray  # (B,) int8: 0-based hand index; the hand deals 5 + hand_no cards each
     attempt: np.ndarray  # (B,) int16: deals of this hand so far minus one (reneges)
-    dealer: np.ndarray  # (B,) int8
-    first_dealer: np.ndarray  # (B,) int8
-    cur: np.ndarray  # (B,) int8: seat to act
     trump: np.ndarray  # (B,) int8: 0-2 a suit, 3 no trump
-    hands: np.ndarray  # (B, P, 60) bool: cards still held
     hat_value: np.ndarray  # (B,) int8: +10 / -10 once chosen, 0 before
     hat_holder: np.ndarray  # (B,) int8: seat holding Bob's Hat, -1 in the centre
-    bids: np.ndarray  # (B, P) int8: bid code, -1 before the seat bids
-    n_bids: np.ndarray  # (B,) int8: bids made this hand
     no_bid_used: np.ndarray  # (B, P) bool: the seat has scored a no-bid hand
-    trick: np.ndarray  # (B, P) int8: card each seat put in the current trick, -1 none
-    leader: np.ndarray  # (B,) int8: seat that leads the current trick
-    n_in_trick: np.ndarray  # (B,) int8: cards in the current trick
-    led_suit: np.ndarray  # (B,) int8: suit led in the current trick, -1 before the lead
-    tricks_done: np.ndarray  # (B,) int8: completed tricks this hand
     taken: np.ndarray  # (B, P, 3) int8: cards taken this hand per seat and suit
-    played: np.ndarray  # (B, 60) bool: cards in completed tricks this hand
-    scores: np.ndarray  # (B, P) int32: game totals (int16 could wrap after ~2200 reneges by one seat)
-    last_scores: np.ndarray  # (B, P) int16: the most recent hand's scores (renege: the penalty)
-
-    @property
-    def batch_size(self) -> int:
-        return int(self.phase.shape[0])
 
     @property
     def hand_size(self) -> np.ndarray:
         """(B,) cards dealt to each player this hand."""
         return self.hand_no.astype(np.int64) + 5
 
-    def copy(self) -> State:
-        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
-
-    def take(self, idx: np.ndarray | slice) -> State:
-        """The sub-batch of games ``idx`` (a copy)."""
-        return State(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
-
-    def put(self, idx: np.ndarray, other: State) -> None:
-        """Write the games of ``other`` into slots ``idx`` of this state."""
-        for f in fields(self):
-            getattr(self, f.name)[idx] = getattr(other, f.name)
-
-
-@dataclass
-class StepResult:
-    """What one :func:`step` did, per game. Arrays have the batch axis first."""
-
-    rewards: np.ndarray  # (B, P) int32: score changes this step (hand scores, renege penalty)
-    trick_done: np.ndarray  # (B,) bool: a trick was completed
-    trick_cards: np.ndarray  # (B, P) int8: the completed trick's cards by seat (-1 where none)
-    trick_leader: np.ndarray  # (B,) int8
-    trick_winner: np.ndarray  # (B,) int8: -1 where no trick was completed
-    hand_done: np.ndarray  # (B,) bool: a hand was scored
-    renege: np.ndarray  # (B,) bool: a renege ended the hand (renege mode only)
-    new_hand: np.ndarray  # (B,) bool: a new hand was dealt (also after a renege)
-    game_done: np.ndarray  # (B,) bool: the game ended
-
 
 # --------------------------------------------------------------------------
 # Chance
-def dealer_for(cfg: BobsHatConfig, first_dealer: np.ndarray, hand_no: np.ndarray) -> np.ndarray:
-    """Dealer of each hand: the deal passes clockwise after each hand."""
-    return ((first_dealer.astype(np.int64) + hand_no) % cfg.players).astype(np.int8)
-
-
-def random_first_dealer(cfg: BobsHatConfig, keys: np.ndarray) -> np.ndarray:
-    """First dealer per game: the configured seat, or drawn from the key if -1."""
-    if cfg.first_dealer >= 0:
-        return np.full(keys.shape, cfg.first_dealer, dtype=np.int8)
-    return rng.uniform_ints(rng.combine(keys, _CHANCE_DEALER), cfg.players).astype(np.int8)
-
-
 def random_deal(
     cfg: BobsHatConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -178,17 +130,10 @@ def random_deal(
     Returns trump (n,) int8 and hands (n, P, 60) bool with ``5 + hand_no``
     cards per player. A pure function of (key, hand_no, attempt).
     """
-    n = keys.shape[0]
-    P = cfg.players
     base = rng.combine(keys, hand_no, attempt)
     trump = rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), 4).astype(np.int8)
     perm = rng.permutations(rng.combine(base, _CHANCE_DEAL), N_CARDS)  # (n, 60)
-    size = hand_no.astype(np.int64)[:, None] + 5
-    owner = np.arange(N_CARDS)[None, :] // size  # position -> seat, >= P undealt
-    hands = np.zeros((n, P, N_CARDS), dtype=bool)
-    g, pos = np.nonzero(owner < P)
-    hands[g, owner[g, pos], perm[g, pos]] = True
-    return trump, hands
+    return trump, deal_from_permutation(perm, hand_no.astype(np.int64) + 5, cfg.players)
 
 
 # --------------------------------------------------------------------------
@@ -201,32 +146,14 @@ def init(cfg: BobsHatConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
     """
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
     B, P = keys.shape[0], cfg.players
-    z8 = np.zeros(B, dtype=np.int8)
-    first = random_first_dealer(cfg, keys)
     state = State(
-        key=keys.copy(),
-        phase=np.full(B, DEAL, dtype=np.int8),
-        hand_no=z8.copy(),
+        **common_fields(keys, P, N_CARDS, random_first_dealer(cfg, keys), DEAL),
         attempt=np.zeros(B, dtype=np.int16),
-        dealer=first.copy(),
-        first_dealer=first,
-        cur=first.copy(),
-        trump=z8.copy(),
-        hands=np.zeros((B, P, N_CARDS), dtype=bool),
-        hat_value=z8.copy(),
+        trump=np.zeros(B, dtype=np.int8),
+        hat_value=np.zeros(B, dtype=np.int8),
         hat_holder=np.full(B, -1, dtype=np.int8),
-        bids=np.full((B, P), -1, dtype=np.int8),
-        n_bids=z8.copy(),
         no_bid_used=np.zeros((B, P), dtype=bool),
-        trick=np.full((B, P), NO_CARD, dtype=np.int8),
-        leader=first.copy(),
-        n_in_trick=z8.copy(),
-        led_suit=np.full(B, -1, dtype=np.int8),
-        tricks_done=z8.copy(),
         taken=np.zeros((B, P, 3), dtype=np.int8),
-        played=np.zeros((B, N_CARDS), dtype=bool),
-        scores=np.zeros((B, P), dtype=np.int32),
-        last_scores=np.zeros((B, P), dtype=np.int16),
     )
     if auto_deal:
         idx = np.arange(B)
@@ -262,21 +189,12 @@ def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray,
 
 
 def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
+    # The dealer chooses the hat first, bids first and leads the first trick.
+    clear_hand(state, idx, hands, HAT, state.dealer[idx])
     state.trump[idx] = trump
-    state.hands[idx] = hands
-    state.phase[idx] = HAT
-    state.cur[idx] = state.dealer[idx]
-    state.leader[idx] = state.dealer[idx]
     state.hat_value[idx] = 0
     state.hat_holder[idx] = -1
-    state.bids[idx] = -1
-    state.n_bids[idx] = 0
-    state.trick[idx] = NO_CARD
-    state.n_in_trick[idx] = 0
-    state.led_suit[idx] = -1
-    state.tricks_done[idx] = 0
     state.taken[idx] = 0
-    state.played[idx] = False
 
 
 # --------------------------------------------------------------------------
@@ -439,17 +357,8 @@ def step(
         legal = legal_action_mask(cfg, state)
     legal = legal | ~active[:, None]
     renege = _validate(cfg, state, np.where(active, actions, 0), legal)
-    res = StepResult(
-        rewards=np.zeros((B, P), dtype=np.int32),
-        trick_done=np.zeros(B, dtype=bool),
-        trick_cards=np.full((B, P), NO_CARD, dtype=np.int8),
-        trick_leader=np.full(B, -1, dtype=np.int8),
-        trick_winner=np.full(B, -1, dtype=np.int8),
-        hand_done=np.zeros(B, dtype=bool),
-        renege=renege,
-        new_hand=np.zeros(B, dtype=bool),
-        game_done=np.zeros(B, dtype=bool),
-    )
+    res = StepResult.empty(B, P)
+    res.renege[:] = renege
     ph = np.where(active, state.phase, -1)
 
     # Hat choice by the dealer; bidding then starts with the dealer.
@@ -495,37 +404,14 @@ def step(
 
 
 def _play_cards(cfg: BobsHatConfig, state: State, g: np.ndarray, card: np.ndarray, res: StepResult) -> None:
-    P = cfg.players
-    seat = state.cur[g]
-    state.hands[g, seat, card] = False
-    state.trick[g, seat] = card
-    first = state.n_in_trick[g] == 0
-    state.led_suit[g[first]] = _SUIT_OF[card[first]]
-    state.n_in_trick[g] += 1
-    state.cur[g] = (seat + 1) % P
-
-    t = g[state.n_in_trick[g] == P]
+    t, cards, winner = play_cards(state, g, card, state.trump, BOBS_HAT_DECK, res)
     if not t.size:
         return
-    cards = state.trick[t].astype(np.int64)  # (n, P)
-    winner = trick_winner(cards, state.leader[t].astype(np.int64), state.trump[t].astype(np.int64), BOBS_HAT_DECK)
-    res.trick_done[t] = True
-    res.trick_cards[t] = cards
-    res.trick_leader[t] = state.leader[t]
-    res.trick_winner[t] = winner
     suits = _SUIT_OF[cards]  # (n, P)
     for s in range(3):
         state.taken[t, winner, s] += (suits == s).sum(axis=1).astype(np.int8)
-    has_hat = BH_IS_HAT_CARD[cards].any(axis=1)
+    has_hat = BH_IS_HAT_CARD[cards].any(axis=1)  # a 14 or 15 in the trick: its taker takes the hat
     state.hat_holder[t[has_hat]] = winner[has_hat]
-    state.played[t[:, None], cards] = True
-    state.tricks_done[t] += 1
-    state.trick[t] = NO_CARD
-    state.n_in_trick[t] = 0
-    state.led_suit[t] = -1
-    state.leader[t] = winner
-    state.cur[t] = winner
-
     h = t[state.tricks_done[t] == state.hand_size[t]]
     if h.size:
         _end_hand(cfg, state, h, res)
@@ -533,18 +419,6 @@ def _play_cards(cfg: BobsHatConfig, state: State, g: np.ndarray, card: np.ndarra
 
 def _end_hand(cfg: BobsHatConfig, state: State, h: np.ndarray, res: StepResult) -> None:
     pts = score_hand(cfg, state.bids[h], state.taken[h], state.hat_value[h], state.hat_holder[h], state.hand_size[h])
-    res.rewards[h] += pts.astype(np.int32)
-    res.hand_done[h] = True
-    state.scores[h] += pts.astype(np.int16)
-    state.last_scores[h] = pts
     state.no_bid_used[h] |= state.bids[h] == 0
-    last = state.hand_no[h] + 1 >= cfg.hands
-    over = h[last]
-    state.phase[over] = DONE
-    res.game_done[over] = True
-    nxt = h[~last]
-    state.hand_no[nxt] += 1
+    _, nxt = score_hands(state, h, pts, cfg.hands, res, DEAL, DONE)
     state.attempt[nxt] = 0
-    state.dealer[nxt] = dealer_for(cfg, state.first_dealer[nxt], state.hand_no[nxt])
-    state.phase[nxt] = DEAL
-    res.new_hand[nxt] = True

@@ -36,7 +36,7 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,7 +44,17 @@ from ..config import OhHellConfig
 from . import rng
 from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
-from .tricks import NO_CARD, follow_suit_mask, trick_winner
+from .tricks import (
+    StepResult,
+    TrickState,
+    clear_hand,
+    common_fields,
+    deal_from_permutation,
+    follow_suit_mask,
+    play_cards,
+    random_first_dealer,
+    score_hands,
+)
 
 # Action layout
 N_CARDS = OH_N_CARDS
@@ -59,7 +69,7 @@ PHASE_NAMES = {BID: "bid", PLAY: "play", DEAL: "deal", DONE: "done"}
 MADE_BONUS = 10  # points for taking exactly the tricks bid
 
 _SUIT_OF = OH_HELL_DECK.suit_of
-_CHANCE_DEAL, _CHANCE_DEALER = 2, 3
+_CHANCE_DEAL = 2
 
 
 def action_str(action: int) -> str:
@@ -72,36 +82,17 @@ def action_str(action: int) -> str:
 
 
 @dataclass
-class State:
+class State(TrickState):
     """B games of Oh Hell; every field has a leading batch axis.
 
-    Seats are absolute (0..P-1); suits C=0, D=1, S=2, H=3 (OpenSpiel's order, ``cards``).
+    The shared fields are :class:`~bobshat_env.core.tricks.TrickState`'s
+    (``hands`` is (B, P, 52), ``bids`` holds tricks bid). Suits C=0, D=1,
+    S=2, H=3 (OpenSpiel's order, :mod:`cards`).
     """
 
-    key: np.ndarray  # (B,) uint64: the game's chance key
-    phase: np.ndarray  # (B,) int8: BID, PLAY, DEAL (waiting for a deal) or DONE
-    hand_no: np.ndarray  # (B,) int8: 0-based hand index into cfg.hand_sizes
     hand_size: np.ndarray  # (B,) int8: cards dealt to each seat this hand (= tricks in the hand)
-    dealer: np.ndarray  # (B,) int8
-    first_dealer: np.ndarray  # (B,) int8
-    cur: np.ndarray  # (B,) int8: seat to act
     trump_card: np.ndarray  # (B,) int8: the card turned after the deal, -1 before the deal
-    hands: np.ndarray  # (B, P, 52) bool: cards still held
-    bids: np.ndarray  # (B, P) int8: tricks bid, -1 before the seat bids
-    n_bids: np.ndarray  # (B,) int8: bids made this hand
-    trick: np.ndarray  # (B, P) int8: card each seat put in the current trick, -1 none
-    leader: np.ndarray  # (B,) int8: seat that leads the current trick
-    n_in_trick: np.ndarray  # (B,) int8: cards in the current trick
-    led_suit: np.ndarray  # (B,) int8: suit led in the current trick, -1 before the lead
-    tricks_done: np.ndarray  # (B,) int8: completed tricks this hand
     taken: np.ndarray  # (B, P) int8: tricks taken this hand per seat
-    played: np.ndarray  # (B, 52) bool: cards in completed tricks this hand
-    scores: np.ndarray  # (B, P) int16: game totals
-    last_scores: np.ndarray  # (B, P) int16: the most recent hand's scores
-
-    @property
-    def batch_size(self) -> int:
-        return int(self.phase.shape[0])
 
     @property
     def trump(self) -> np.ndarray:
@@ -109,50 +100,12 @@ class State:
         t = self.trump_card.astype(np.int64)
         return np.where(t >= 0, _SUIT_OF[np.maximum(t, 0)], -1)
 
-    def copy(self) -> State:
-        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
-
-    def take(self, idx: np.ndarray | slice) -> State:
-        """The sub-batch of games ``idx`` (a copy)."""
-        return State(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
-
-    def put(self, idx: np.ndarray, other: State) -> None:
-        """Write the games of ``other`` into slots ``idx`` of this state."""
-        for f in fields(self):
-            getattr(self, f.name)[idx] = getattr(other, f.name)
-
-
-@dataclass
-class StepResult:
-    """What one :func:`step` did, per game. Arrays have the batch axis first."""
-
-    rewards: np.ndarray  # (B, P) int32: score changes this step (hand scores when a hand ends)
-    trick_done: np.ndarray  # (B,) bool: a trick was completed
-    trick_cards: np.ndarray  # (B, P) int8: the completed trick's cards by seat (-1 where none)
-    trick_leader: np.ndarray  # (B,) int8
-    trick_winner: np.ndarray  # (B,) int8: -1 where no trick was completed
-    hand_done: np.ndarray  # (B,) bool: a hand was scored
-    new_hand: np.ndarray  # (B,) bool: a new hand is due (dealt now with auto_deal)
-    game_done: np.ndarray  # (B,) bool: the game ended
-
 
 # --------------------------------------------------------------------------
 # Chance
 def hand_size_for(cfg: OhHellConfig, hand_no: np.ndarray) -> np.ndarray:
     """Cards per seat of each hand number (0-based), from the deal style."""
     return np.asarray(cfg.hand_sizes, dtype=np.int8)[np.asarray(hand_no, dtype=np.int64)]
-
-
-def dealer_for(cfg: OhHellConfig, first_dealer: np.ndarray, hand_no: np.ndarray) -> np.ndarray:
-    """Dealer of each hand: the deal passes clockwise after each hand."""
-    return ((first_dealer.astype(np.int64) + hand_no) % cfg.players).astype(np.int8)
-
-
-def random_first_dealer(cfg: OhHellConfig, keys: np.ndarray) -> np.ndarray:
-    """First dealer per game: the configured seat, or drawn from the key if -1."""
-    if cfg.first_dealer >= 0:
-        return np.full(keys.shape, cfg.first_dealer, dtype=np.int8)
-    return rng.uniform_ints(rng.combine(keys, _CHANCE_DEALER), cfg.players).astype(np.int8)
 
 
 def random_deal(cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -168,12 +121,8 @@ def random_deal(cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray) -> tup
     n, P = keys.shape[0], cfg.players
     perm = rng.permutations(rng.combine(rng.combine(keys, hand_no), _CHANCE_DEAL), N_CARDS)  # (n, 52)
     size = hand_size_for(cfg, hand_no).astype(np.int64)
-    owner = np.arange(N_CARDS)[None, :] // size[:, None]  # position -> seat, >= P undealt
-    hands = np.zeros((n, P, N_CARDS), dtype=bool)
-    g, pos = np.nonzero(owner < P)
-    hands[g, owner[g, pos], perm[g, pos]] = True
     trump_card = perm[np.arange(n), P * size].astype(np.int8)
-    return trump_card, hands
+    return trump_card, deal_from_permutation(perm, size, P)
 
 
 # --------------------------------------------------------------------------
@@ -186,30 +135,14 @@ def init(cfg: OhHellConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
     """
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
     B, P = keys.shape[0], cfg.players
-    z8 = np.zeros(B, dtype=np.int8)
     first = random_first_dealer(cfg, keys)
     state = State(
-        key=keys.copy(),
-        phase=np.full(B, DEAL, dtype=np.int8),
-        hand_no=z8.copy(),
+        **common_fields(keys, P, N_CARDS, first, DEAL),
         hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int8),
-        dealer=first.copy(),
-        first_dealer=first,
-        cur=((first + 1) % P).astype(np.int8),
         trump_card=np.full(B, -1, dtype=np.int8),
-        hands=np.zeros((B, P, N_CARDS), dtype=bool),
-        bids=np.full((B, P), -1, dtype=np.int8),
-        n_bids=z8.copy(),
-        trick=np.full((B, P), NO_CARD, dtype=np.int8),
-        leader=((first + 1) % P).astype(np.int8),
-        n_in_trick=z8.copy(),
-        led_suit=np.full(B, -1, dtype=np.int8),
-        tricks_done=z8.copy(),
         taken=np.zeros((B, P), dtype=np.int8),
-        played=np.zeros((B, N_CARDS), dtype=bool),
-        scores=np.zeros((B, P), dtype=np.int16),
-        last_scores=np.zeros((B, P), dtype=np.int16),
     )
+    state.cur[:] = state.leader[:] = (first + 1) % P  # the dealer's left bids and leads first
     if auto_deal:
         trump_card, hands = random_deal(cfg, keys, state.hand_no)
         _start_hand(cfg, state, np.arange(B), trump_card, hands)
@@ -255,21 +188,12 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
 
 
 def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
+    # The dealer's left bids first and leads the first trick.
     first = ((state.dealer[idx].astype(np.int64) + 1) % cfg.players).astype(np.int8)
+    clear_hand(state, idx, hands, BID, first)
     state.hand_size[idx] = hand_size_for(cfg, state.hand_no[idx])
     state.trump_card[idx] = trump_card
-    state.hands[idx] = hands
-    state.phase[idx] = BID
-    state.cur[idx] = first
-    state.leader[idx] = first
-    state.bids[idx] = -1
-    state.n_bids[idx] = 0
-    state.trick[idx] = NO_CARD
-    state.n_in_trick[idx] = 0
-    state.led_suit[idx] = -1
-    state.tricks_done[idx] = 0
     state.taken[idx] = 0
-    state.played[idx] = False
 
 
 # --------------------------------------------------------------------------
@@ -393,16 +317,7 @@ def step(
         legal = legal_action_mask(cfg, state)
     legal = legal | ~active[:, None]
     _validate(state, np.where(active, actions, 0), legal)
-    res = StepResult(
-        rewards=np.zeros((B, P), dtype=np.int32),
-        trick_done=np.zeros(B, dtype=bool),
-        trick_cards=np.full((B, P), NO_CARD, dtype=np.int8),
-        trick_leader=np.full(B, -1, dtype=np.int8),
-        trick_winner=np.full(B, -1, dtype=np.int8),
-        hand_done=np.zeros(B, dtype=bool),
-        new_hand=np.zeros(B, dtype=bool),
-        game_done=np.zeros(B, dtype=bool),
-    )
+    res = StepResult.empty(B, P)
     ph = np.where(active, state.phase, -1)
 
     # Bidding, clockwise from the dealer's left; the dealer's left then leads.
@@ -428,33 +343,8 @@ def step(
 
 
 def _play_cards(cfg: OhHellConfig, state: State, g: np.ndarray, card: np.ndarray, res: StepResult) -> None:
-    P = cfg.players
-    seat = state.cur[g]
-    state.hands[g, seat, card] = False
-    state.trick[g, seat] = card
-    first = state.n_in_trick[g] == 0
-    state.led_suit[g[first]] = _SUIT_OF[card[first]]
-    state.n_in_trick[g] += 1
-    state.cur[g] = (seat + 1) % P
-
-    t = g[state.n_in_trick[g] == P]
-    if not t.size:
-        return
-    cards = state.trick[t].astype(np.int64)  # (n, P)
-    winner = trick_winner(cards, state.leader[t].astype(np.int64), state.trump[t], OH_HELL_DECK)
-    res.trick_done[t] = True
-    res.trick_cards[t] = cards
-    res.trick_leader[t] = state.leader[t]
-    res.trick_winner[t] = winner
+    t, _, winner = play_cards(state, g, card, state.trump, OH_HELL_DECK, res)
     state.taken[t, winner] += 1
-    state.played[t[:, None], cards] = True
-    state.tricks_done[t] += 1
-    state.trick[t] = NO_CARD
-    state.n_in_trick[t] = 0
-    state.led_suit[t] = -1
-    state.leader[t] = winner
-    state.cur[t] = winner
-
     h = t[state.tricks_done[t] == state.hand_size[t]]
     if h.size:
         _end_hand(cfg, state, h, res)
@@ -462,20 +352,7 @@ def _play_cards(cfg: OhHellConfig, state: State, g: np.ndarray, card: np.ndarray
 
 def _end_hand(cfg: OhHellConfig, state: State, h: np.ndarray, res: StepResult) -> None:
     pts = score_hand(cfg, state.bids[h], state.taken[h])
-    res.rewards[h] += pts.astype(np.int32)
-    res.hand_done[h] = True
-    state.scores[h] += pts.astype(np.int16)
-    state.last_scores[h] = pts
-    last = state.hand_no[h] + 1 >= cfg.hands
-    over = h[last]
-    state.phase[over] = DONE
-    res.game_done[over] = True
-    nxt = h[~last]
-    state.hand_no[nxt] += 1
-    state.dealer[nxt] = dealer_for(cfg, state.first_dealer[nxt], state.hand_no[nxt])
+    _, nxt = score_hands(state, h, pts, cfg.hands, res, DEAL, DONE)
     state.hand_size[nxt] = hand_size_for(cfg, state.hand_no[nxt])
-    state.phase[nxt] = DEAL
-    state.cur[nxt] = (state.dealer[nxt] + 1) % cfg.players
-    state.leader[nxt] = state.cur[nxt]
+    state.cur[nxt] = state.leader[nxt] = (state.dealer[nxt] + 1) % cfg.players
     state.trump_card[nxt] = -1
-    res.new_hand[nxt] = True
