@@ -27,16 +27,24 @@ class Agent(Protocol):
 def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of a (B, A) boolean mask.
 
-    Draws one integer per row (not one per action) and picks that legal
-    action by rank, which is what keeps random play cheap at large B.
+    Draws one float per row and takes the legal action of rank
+    ``floor(u * count)`` in increasing id order (so it is uniform over each
+    row's legal actions). The legal actions come from one pass of
+    ``flatnonzero`` over the whole mask, which is several times cheaper at
+    large B than a per-row cumulative sum; the actions are the same as the
+    cumulative-sum version's for the same generator state.
     """
     mask = np.asarray(mask, dtype=bool)
-    counts = mask.sum(axis=1)
-    if np.any(counts == 0):
+    if mask.ndim != 2:
+        raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
+    B, A = mask.shape
+    legal = np.flatnonzero(mask)  # flat ids b * A + a of the legal actions, sorted by row then action
+    counts = np.bincount(legal // A, minlength=B) if A else np.zeros(B, dtype=np.int64)
+    if B and not counts.all():
         raise ValueError(f"row {int(np.argmin(counts))} of the mask has no legal action")
-    pick = (gen.random(mask.shape[0]) * counts).astype(np.int64)
-    csum = np.cumsum(mask, axis=1)
-    return np.argmax(csum > pick[:, None], axis=1)
+    first = np.cumsum(counts) - counts  # position in ``legal`` of each row's first legal action
+    pick = (gen.random(B) * counts).astype(np.int64)
+    return legal[first + pick] - np.arange(B, dtype=np.int64) * A
 
 
 class RandomAgent:

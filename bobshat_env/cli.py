@@ -102,6 +102,57 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay_main(args.file)
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from train.evaluate import cli_eval
+
+    return cli_eval(args, game_options(args))
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from .games import make_game
+    from .play import default_opponent, play
+
+    game = make_game(args.game, **game_options(args))
+    P = game.players
+    if not 0 <= args.seat < P:
+        raise ConfigError(f"--seat must be 0-{P - 1} for {P} players, got {args.seat}")
+    specs = [s for s in (args.opponents or default_opponent()).split(",") if s.strip()]
+    if len(specs) == 1:
+        specs = specs * (P - 1)
+    if len(specs) != P - 1:
+        raise ConfigError(f"--opponents names {len(specs)} bots but {P} players need {P - 1} (or one for all)")
+    result = play(game, args.seat, specs, seed=args.seed, save=args.save)
+    return result.exit_code
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py)."""
+    from benchmarks.throughput import bench
+
+    batches = [int(b) for b in args.batches.split(",") if b.strip()] if args.batches else None
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    _rows, table = bench(
+        json_path=args.json,
+        quick=args.quick,
+        batches=batches,
+        reps=args.reps,
+        seconds=args.seconds,
+        peers=not args.no_peers,
+        clock=args.clock,
+        log=log,
+    )
+    print(table)
+    if args.json:
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from train.ppo import main as train_main  # imports torch
+
+    return train_main(list(args.train_args))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -118,6 +169,51 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="check every action and score of a records file against the rules")
     p.add_argument("file", help="a JSON Lines file of game records")
     p.set_defaults(func=cmd_replay)
+    p = sub.add_parser("eval", help="duplicate tournament: scores with 95% CIs, ratings, bidding report, plot")
+    _add_game_options(p)
+    p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
+    p.add_argument("--deals", type=int, default=1000, help="deals, each played once per seating (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
+    p.add_argument("--no-duplicate", action="store_true", help="give every game its own deal (seatings still cycle)")
+    p.add_argument(
+        "--seatings", choices=("auto", "all", "rotations"), default="auto", help="seatings per deal (auto: all if P<=4)"
+    )
+    p.add_argument("--workers", type=int, default=1, help="processes to spread the deals over (same results)")
+    p.add_argument("--batch-size", type=int, default=1024, help="games stepped together (default 1024)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
+    p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
+    p.add_argument("--plot", default=None, help="write a PNG of score distributions and bid success")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("play", help="play a game in the terminal against bots")
+    _add_game_options(p)
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument(
+        "--opponents",
+        default=None,
+        help="comma-separated agent specs for the other seats in seat order, or one for all "
+        "(default the strongest registered bot: strong, simple or random)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
+    p.add_argument("--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE")
+    p.add_argument("--quick", action="store_true", help="shorter runs, batches 1, 64, 1024")
+    p.add_argument("--batches", default=None, help="comma-separated vector batch sizes (default 1,64,1024,4096,16384)")
+    p.add_argument("--reps", type=int, default=None, help="repetitions per measurement; the median is reported")
+    p.add_argument("--seconds", type=float, default=None, help="least seconds per repetition (whole games)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
+    p.add_argument("--no-peers", action="store_true", help="skip OpenSpiel and PettingZoo")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_bench)
+
+    # train.ppo parses these flags itself (one per Args field, see `bobshat train --help`); this parser
+    # only passes them through: with prefix "+" none of them looks like an option here.
+    p = sub.add_parser("train", help="PPO with self-play (train/ppo.py)", prefix_chars="+", add_help=False)
+    p.add_argument("train_args", nargs="*", help="--config configs/NAME.yaml [--key value ...]")
+    p.set_defaults(func=cmd_train)
     return parser
 
 

@@ -1,0 +1,417 @@
+"""Throughput with random legal play: bobshat's vector and AEC envs, and peers.
+
+Run it as ``bobshat bench [--json FILE] [--quick]``. Every system plays
+**whole games** with uniformly random legal actions, and the timed region
+holds everything a training loop would pay for per decision: the step, the
+acting seat's observation and legal actions, and the harness drawing an
+action uniformly among the legal ones.
+
+=========================  ====================================================
+system / interface         what one decision costs in the timed loop
+=========================  ====================================================
+bobshat ``vector``         :class:`~bobshat_env.vector.VectorEnv` with B games
+                           (private view, ``copy_obs=False``: the observation
+                           is written every step into the env's buffer, which
+                           a rollout buffer then copies), the (B, A) mask, and
+                           :func:`agents.base.sample_masked`; one step is B
+                           decisions. Same-step autoreset keeps slots full.
+bobshat ``aec`` (B = 1)    ``bobs_hat_v0.env()`` (and ``oh_hell_v0`` when it
+                           exists) in PettingZoo's loop: ``agent_iter``,
+                           ``last()`` (observation vector + int8 mask),
+                           a ``random.Random`` choice among the mask's
+                           nonzeros, ``step``.
+open_spiel ``oh_hell``     ``pyspiel.load_game("oh_hell", {"players": 4})``
+(``aec``: one game, turn   from Python: chance nodes sampled from
+by turn)                   ``chance_outcomes()``; at each decision
+                           ``information_state_tensor(player)`` as a float32
+                           array (oh_hell has no observation tensor; it is
+                           4,644 floats), ``legal_actions()``, a uniform
+                           choice, ``apply_action``. An OpenSpiel oh_hell game
+                           is one hand with a random number of tricks, so
+                           compare decisions/s, not games/s.
+pettingzoo ``leduc``       ``pettingzoo.classic.leduc_holdem_v4.env()`` (needs
+(``aec``)                  ``rlcard``) in the same loop as bobshat's AEC env.
+=========================  ====================================================
+
+decisions/s counts agent decisions, not chance events nor the AEC loop's
+``step(None)`` calls for finished agents. games/s counts whole games. A
+repetition plays whole *cycles* (vector: until every slot has finished a
+game, which with equal-length games is exactly one game per slot; sequential:
+one game) until it has run at least ``min_seconds``; each figure is the median
+over repetitions, after a warm-up. bytes_per_game is the summed ``nbytes`` of
+the core state's arrays divided by B (bobshat only). Times are wall-clock
+(``time.perf_counter``) unless ``clock="cpu"`` (process CPU time, steadier on
+a shared machine).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Protocol
+
+import numpy as np
+
+FULL_BATCHES = (1, 64, 1024, 4096, 16384)
+QUICK_BATCHES = (1, 64, 1024)
+PLAYERS = 4
+SYSTEM = "bobshat"
+OPEN_SPIEL = "open_spiel"
+PETTINGZOO = "pettingzoo"
+PEERS = (OPEN_SPIEL, PETTINGZOO)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long and how often each measurement runs.
+
+    reps: repetitions per measurement; the median is reported. After
+    ``min_reps`` repetitions a measurement stops early once it has spent
+    ``budget_seconds`` (a cycle at B = 16384 takes seconds). min_seconds: the
+    least a repetition runs (it is made of whole cycles). warmup_seconds: play
+    before timing (the vector env is then reset so that cycles start at a game
+    start). clock: ``"wall"`` or ``"cpu"``.
+    """
+
+    reps: int = 5
+    min_reps: int = 3
+    min_seconds: float = 1.0
+    budget_seconds: float = 30.0
+    warmup_seconds: float = 0.3
+    clock: str = "wall"
+
+    def __post_init__(self) -> None:
+        if self.reps < 1 or self.min_reps < 1:
+            raise ValueError(f"reps and min_reps must be at least 1, got {self.reps} and {self.min_reps}")
+        if min(self.min_seconds, self.budget_seconds, self.warmup_seconds) < 0:
+            raise ValueError("min_seconds, budget_seconds and warmup_seconds must be >= 0")
+        if self.clock not in ("wall", "cpu"):
+            raise ValueError(f"clock must be 'wall' or 'cpu', got {self.clock!r}")
+
+    def timer(self) -> Callable[[], float]:
+        return time.perf_counter if self.clock == "wall" else time.process_time
+
+
+FULL = Settings()
+QUICK = Settings(reps=3, min_seconds=0.2, budget_seconds=4.0, warmup_seconds=0.1)
+TINY = Settings(reps=1, min_reps=1, min_seconds=0.0, budget_seconds=0.0, warmup_seconds=0.0)
+
+
+@dataclass
+class Row:
+    """One measurement; ``asdict`` of it is one row of ``--json``."""
+
+    system: str  # "bobshat", or the peer's name
+    game: str
+    interface: str  # "vector" or "aec" (one game at a time, turn by turn)
+    batch: int
+    decisions_per_s: float
+    games_per_s: float
+    bytes_per_game: float | None  # summed nbytes of the state arrays / B; None for peers
+
+
+class Runner(Protocol):
+    """A system under test: plays whole cycles of games with random legal actions."""
+
+    bytes_per_game: float | None
+
+    def warm(self, seconds: float) -> None:
+        """Play untimed for about ``seconds``; leave the runner at a game start."""
+        ...
+
+    def cycle(self) -> tuple[int, int]:
+        """Play until every game in flight has finished once: (decisions, games finished)."""
+        ...
+
+
+def state_bytes(state: Any) -> int:
+    """Summed ``nbytes`` of a core state's arrays (a dataclass of arrays)."""
+    return sum(int(getattr(state, f.name).nbytes) for f in fields(state))
+
+
+class VectorRunner:
+    """bobshat's :class:`VectorEnv` with B games and :func:`sample_masked`."""
+
+    def __init__(self, game: str, batch: int, seed: int = 0, **options: Any):
+        from agents.base import sample_masked
+        from bobshat_env.vector import VectorEnv
+
+        self._sample = sample_masked
+        self.env = VectorEnv(game, num_envs=batch, copy_obs=False, players=PLAYERS, **options)
+        self.seed = seed
+        self.gen = np.random.default_rng(seed)
+        self.ts = self.env.reset(seed=seed)
+        self.bytes_per_game = state_bytes(self.env.state) / batch
+
+    def warm(self, seconds: float) -> None:
+        t0, n = time.perf_counter(), 0
+        while n < 2 or time.perf_counter() - t0 < seconds:
+            self.ts = self.env.step(self._sample(self.ts.action_mask, self.gen))
+            n += 1
+        self.ts = self.env.reset(seed=self.seed + 1)
+
+    def cycle(self) -> tuple[int, int]:
+        env, gen, sample, ts = self.env, self.gen, self._sample, self.ts
+        finished = np.zeros(env.num_envs, dtype=bool)
+        steps = games = 0
+        while not finished.all():
+            ts = env.step(sample(ts.action_mask, gen))
+            steps += 1
+            if ts.done.any():
+                finished |= ts.done
+                games += int(np.count_nonzero(ts.done))
+        self.ts = ts
+        return steps * env.num_envs, games
+
+
+class AECRunner:
+    """A PettingZoo AEC env (ours or a peer's) in the standard ``agent_iter`` loop."""
+
+    def __init__(self, env: Any, seed: int = 0, ours: bool = True):
+        self.env = env
+        self.rnd = random.Random(seed)
+        env.reset(seed=seed)
+        self.bytes_per_game = float(state_bytes(env.unwrapped.state)) if ours else None
+        self._fresh = True
+
+    def warm(self, seconds: float) -> None:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            self.cycle()
+
+    def cycle(self) -> tuple[int, int]:
+        env, rnd = self.env, self.rnd
+        if not self._fresh:
+            env.reset()
+        self._fresh = False
+        decisions = 0
+        for _agent in env.agent_iter():
+            obs, _reward, term, trunc, _info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rnd.randrange(legal.size)]))
+            decisions += 1
+        return decisions, 1
+
+
+class OpenSpielRunner:
+    """OpenSpiel's ``oh_hell`` from Python, one game at a time (see the module docstring)."""
+
+    def __init__(self, seed: int = 0, players: int = PLAYERS):
+        import pyspiel
+
+        self.game = pyspiel.load_game("oh_hell", {"players": players})
+        self.rnd = random.Random(seed)
+        self.bytes_per_game = None
+
+    def warm(self, seconds: float) -> None:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            self.cycle()
+
+    def cycle(self) -> tuple[int, int]:
+        rnd = self.rnd
+        state = self.game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(rnd.choices(actions, probs)[0])
+                continue
+            player = state.current_player()
+            np.asarray(state.information_state_tensor(player), dtype=np.float32)
+            legal = state.legal_actions()
+            state.apply_action(legal[rnd.randrange(len(legal))])
+            decisions += 1
+        return decisions, 1
+
+
+def measure(system: str, game: str, interface: str, batch: int, runner: Runner, settings: Settings) -> Row:
+    """Warm up, then the median decisions/s and games/s over repetitions of whole cycles."""
+    clock = settings.timer()
+    runner.warm(settings.warmup_seconds)
+    dps: list[float] = []
+    gps: list[float] = []
+    start = clock()
+    for rep in range(settings.reps):
+        if rep >= settings.min_reps and clock() - start > settings.budget_seconds:
+            break
+        decisions = games = 0
+        t0 = clock()
+        while True:
+            d, g = runner.cycle()
+            decisions, games = decisions + d, games + g
+            elapsed = clock() - t0
+            if elapsed >= settings.min_seconds:
+                break
+        elapsed = max(elapsed, 1e-9)
+        dps.append(decisions / elapsed)
+        gps.append(games / elapsed)
+    return Row(system, game, interface, batch, statistics.median(dps), statistics.median(gps), runner.bytes_per_game)
+
+
+def _oh_hell_available() -> str | None:
+    """None if ``make_game("oh_hell")`` works with observations, else why not."""
+    try:
+        from bobshat_env.vector import VectorEnv
+
+        env = VectorEnv("oh_hell", num_envs=2, players=PLAYERS)
+        env.reset(seed=0)
+    except Exception as err:  # Oh Hell is being written alongside: report why it is skipped
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def run(
+    batches: Sequence[int] = FULL_BATCHES,
+    settings: Settings = FULL,
+    peers: bool = True,
+    games: Sequence[str] = ("bobs_hat", "oh_hell"),
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> tuple[list[Row], list[str]]:
+    """Measure every system; returns the rows and notes on what was skipped and why."""
+    batches = [int(b) for b in batches]
+    if not batches or min(batches) < 1:
+        raise ValueError(f"batch sizes must be positive integers, got {batches}")
+    rows: list[Row] = []
+    notes: list[str] = []
+    say = log or (lambda _msg: None)
+
+    def add(row: Row) -> None:
+        rows.append(row)
+        say(f"  {row.system:<10} {row.game:<12} {row.interface:<6} B={row.batch:<6} {row.decisions_per_s:>12,.0f}/s")
+
+    for game in games:
+        if game == "oh_hell":
+            why = _oh_hell_available()
+            if why is not None:
+                notes.append(f"bobshat oh_hell skipped: {why}")
+                say(notes[-1])
+                continue
+        for b in batches:
+            add(measure(SYSTEM, game, "vector", b, VectorRunner(game, b, seed=seed), settings))
+        aec = _our_aec(game)
+        if aec is None:
+            notes.append(f"bobshat {game} AEC skipped: bobshat_env.{game}_v0 is not available")
+            say(notes[-1])
+        else:
+            add(measure(SYSTEM, game, "aec", 1, AECRunner(aec, seed=seed), settings))
+
+    if peers:
+        try:
+            runner: Runner = OpenSpielRunner(seed=seed)
+        except ImportError as err:
+            notes.append(f"open_spiel skipped: {err}")
+            say(notes[-1])
+        else:
+            add(measure(OPEN_SPIEL, "oh_hell", "aec", 1, runner, settings))
+        try:
+            leduc = _leduc_env()
+        except Exception as err:  # ImportError, or pettingzoo's FailedToImport when rlcard is missing
+            notes.append(f"pettingzoo leduc_holdem_v4 skipped ({type(err).__name__}: {err}); pip install rlcard pygame")
+            say(notes[-1])
+        else:
+            add(measure(PETTINGZOO, "leduc_holdem", "aec", 1, AECRunner(leduc, seed=seed, ours=False), settings))
+    return rows, notes
+
+
+def _our_aec(game: str) -> Any:
+    """``bobshat_env.<game>_v0.env(players=4)``, or None if that module does not exist yet."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"bobshat_env.{game}_v0")
+    except ModuleNotFoundError:
+        return None
+    return module.env(players=PLAYERS)
+
+
+def _leduc_env() -> Any:
+    """PettingZoo's ``leduc_holdem_v4`` AEC env, through the registry where it exists (1.27+)."""
+    import pettingzoo
+
+    make = getattr(pettingzoo, "make", None)
+    if make is not None:
+        return make("aec", "classic/leduc_holdem-v4")
+    from pettingzoo.classic import leduc_holdem_v4
+
+    return leduc_holdem_v4.env()
+
+
+def peer_rates(rows: Sequence[Row]) -> dict[str, float]:
+    """decisions/s of each peer measured in ``rows``."""
+    return {r.system: r.decisions_per_s for r in rows if r.system != SYSTEM}
+
+
+def format_table(rows: Sequence[Row], notes: Sequence[str] = (), settings: Settings | None = None) -> str:
+    """A Markdown table of the rows, with our decisions/s as ratios to each peer's."""
+    peers = peer_rates(rows)
+    head = ["system", "game", "interface", "B", "decisions/s", "games/s", "state bytes/game"]
+    head += [f"vs {p}" for p in peers]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [
+            r.system,
+            r.game,
+            r.interface,
+            str(r.batch),
+            f"{r.decisions_per_s:,.0f}",
+            f"{r.games_per_s:,.1f}" if r.games_per_s >= 10 else f"{r.games_per_s:.3g}",
+            "" if r.bytes_per_game is None else f"{r.bytes_per_game:,.0f}",
+        ]
+        cells += [f"{r.decisions_per_s / rate:.2f}x" if r.system == SYSTEM else "" for rate in peers.values()]
+        lines.append("| " + " | ".join(cells) + " |")
+    if settings is not None:
+        lines.append("")
+        lines.append(
+            f"Median of {settings.reps} repetitions (at least {settings.min_reps}) of at least "
+            f"{settings.min_seconds:g} s of whole games each, after {settings.warmup_seconds:g} s of warm-up; "
+            f"{settings.clock} clock. 'vs X': our decisions/s divided by X's."
+        )
+    lines += [f"- {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def write_json(rows: Sequence[Row], path: str) -> None:
+    """Write the rows as a JSON list of objects (the ``--json`` format)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump([asdict(r) for r in rows], fh, indent=1)
+        fh.write("\n")
+
+
+def bench(
+    json_path: str | None = None,
+    quick: bool = False,
+    batches: Sequence[int] | None = None,
+    reps: int | None = None,
+    seconds: float | None = None,
+    peers: bool = True,
+    clock: str = "wall",
+    log: Callable[[str], None] | None = None,
+) -> tuple[list[Row], str]:
+    """What ``bobshat bench`` does: measure, format, optionally write JSON.
+
+    ``reps``/``seconds`` override the preset's repetitions and least seconds
+    per repetition (``seconds=0`` with ``reps=1`` is the tests' tiny mode:
+    one cycle per measurement, no warm-up).
+    """
+    settings = QUICK if quick else FULL
+    changes: dict[str, Any] = {"clock": clock}
+    if reps is not None:
+        changes.update(reps=reps, min_reps=min(reps, settings.min_reps))
+    if seconds is not None:
+        changes.update(min_seconds=seconds, warmup_seconds=min(seconds, settings.warmup_seconds))
+    settings = Settings(**{**asdict(settings), **changes})
+    if batches is None:
+        batches = QUICK_BATCHES if quick else FULL_BATCHES
+    rows, notes = run(batches, settings, peers=peers, log=log)
+    if json_path:
+        write_json(rows, json_path)
+    return rows, format_table(rows, notes, settings)

@@ -1,0 +1,108 @@
+"""The throughput harness in a tiny mode (schema and sanity, never timings) and ``sample_masked``."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from agents.base import sample_masked
+from benchmarks import throughput
+from bobshat_env.cli import main
+
+KEYS = {"system", "game", "interface", "batch", "decisions_per_s", "games_per_s", "bytes_per_game"}
+
+
+def _check_rows(rows: list[dict]) -> None:
+    assert rows, "no measurement"
+    for row in rows:
+        assert set(row) == KEYS
+        assert isinstance(row["system"], str) and isinstance(row["game"], str)
+        assert row["interface"] in ("vector", "aec")
+        assert isinstance(row["batch"], int) and row["batch"] >= 1
+        assert row["decisions_per_s"] > 0 and math.isfinite(row["decisions_per_s"])
+        assert row["games_per_s"] > 0 and math.isfinite(row["games_per_s"])
+        if row["system"] == throughput.SYSTEM:
+            assert row["bytes_per_game"] > 0
+        else:
+            assert row["bytes_per_game"] is None
+
+
+def test_bench_tiny_json(tmp_path):
+    path = tmp_path / "bench.json"
+    rows, table = throughput.bench(json_path=str(path), batches=(1, 3), reps=1, seconds=0, peers=True)
+    data = json.loads(path.read_text())
+    assert data == [asdict(r) for r in rows]
+    _check_rows(data)
+    ours = {(r["game"], r["interface"], r["batch"]) for r in data if r["system"] == "bobshat"}
+    assert {("bobs_hat", "vector", 1), ("bobs_hat", "vector", 3), ("bobs_hat", "aec", 1)} <= ours
+    # Bob's Hat games have a fixed length, so a vector cycle is exactly one game per slot:
+    # games/s * decisions per game == decisions/s.
+    bh = [r for r in data if r["system"] == "bobshat" and r["game"] == "bobs_hat"]
+    per_game = {r["decisions_per_s"] / r["games_per_s"] for r in bh}
+    assert max(per_game) - min(per_game) < 1e-6 * max(per_game)
+    assert "decisions/s" in table and "bobs_hat" in table
+
+
+def test_bench_cli_tiny(tmp_path, capsys):
+    path = tmp_path / "rows.json"
+    code = main(
+        ["bench", "--batches", "2", "--reps", "1", "--seconds", "0", "--no-peers", "--quiet", "--json", str(path)]
+    )
+    assert code == 0
+    data = json.loads(path.read_text())
+    _check_rows(data)
+    assert all(r["system"] == "bobshat" for r in data)
+    assert "| bobshat | bobs_hat | vector | 2 |" in capsys.readouterr().out
+
+
+def test_bench_rejects_bad_settings():
+    with pytest.raises(ValueError, match="batch"):
+        throughput.run(batches=(0,), settings=throughput.TINY, peers=False)
+    with pytest.raises(ValueError, match="clock"):
+        throughput.Settings(clock="sundial")
+    assert main(["bench", "--batches", "-4", "--quiet"]) == 2
+
+
+def _sample_masked_reference(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+    """The earlier cumulative-sum implementation: the pick-th legal action, pick = floor(u * count)."""
+    counts = mask.sum(axis=1)
+    pick = (gen.random(mask.shape[0]) * counts).astype(np.int64)
+    return np.argmax(np.cumsum(mask, axis=1) > pick[:, None], axis=1)
+
+
+def test_sample_masked_uniform():
+    mask = np.zeros((4, 12), dtype=bool)
+    mask[0, [0, 5, 11]] = True
+    mask[1, :] = True
+    mask[2, [7]] = True
+    mask[3, 3:9] = True
+    n = 20000
+    draws = sample_masked(np.repeat(mask, n, axis=0), np.random.default_rng(123)).reshape(4, n)
+    for row in range(4):
+        legal = np.flatnonzero(mask[row])
+        assert np.isin(draws[row], legal).all()
+        counts = np.array([(draws[row] == a).sum() for a in legal])
+        expected = n / legal.size
+        chi2 = ((counts - expected) ** 2 / expected).sum()
+        dof = max(legal.size - 1, 1)
+        assert chi2 < dof + 6 * math.sqrt(2 * dof) + 10, (row, counts)  # loose: far beyond p = 0.001
+
+
+def test_sample_masked_matches_reference_and_validates():
+    gen = np.random.default_rng(0)
+    for B, A, p in [(1, 86, 0.1), (7, 3, 0.5), (1000, 86, 0.05), (64, 63, 0.9)]:
+        mask = gen.random((B, A)) < p
+        mask[np.arange(B), gen.integers(0, A, B)] = True
+        seed = int(gen.integers(1 << 30))
+        got = sample_masked(mask, np.random.default_rng(seed))
+        assert got.dtype == np.int64 and got.shape == (B,)
+        assert mask[np.arange(B), got].all()
+        np.testing.assert_array_equal(got, _sample_masked_reference(mask, np.random.default_rng(seed)))
+    assert sample_masked(np.array([[0, 0, 1]], dtype=np.int8), gen).tolist() == [2]
+    assert sample_masked(np.zeros((0, 5), dtype=bool), gen).shape == (0,)
+    with pytest.raises(ValueError, match="row 1"):
+        sample_masked(np.array([[True, False], [False, False]]), gen)
