@@ -82,13 +82,14 @@ class CardGameEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[int(self.state.cur[0])]
+        self._mask = self.game.legal_action_mask(self.state)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         obs = self.game.observe(self.state, seat=np.array([seat]), view=self.view)[0]
         mask = np.zeros(self.game.n_actions, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
-            mask[:] = self.game.legal_action_mask(self.state)[0]
+            mask[:] = self._mask[0]
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -98,7 +99,8 @@ class CardGameEnv(AECEnv):
             return
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"{agent} must act with an integer action id, got {action!r}")
-        res = self.game.step(self.state, np.array([int(action)]))  # raises, unchanged, if illegal
+        res = self.game.step(self.state, np.array([int(action)]), legal=self._mask)  # raises, unchanged, if illegal
+        self._mask = self.game.legal_action_mask(self.state)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: float(res.rewards[0, i]) for i, a in enumerate(self.possible_agents)}
         if res.game_done[0]:

@@ -47,6 +47,11 @@ SCORE_SCALE = 100.0
 TAKEN_SCALE = 20.0
 
 
+def _by_seat(arr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``arr[g, s]`` for flat rows ``g * P + s`` of a (B, P, ...) array, in one gather."""
+    return np.take(arr.reshape(-1, *arr.shape[2:]), rows, axis=0)
+
+
 @dataclass(frozen=True)
 class ObsLayout:
     """Named slices of a flat observation vector, in order."""
@@ -144,19 +149,20 @@ def bh_observe(
         out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
     o = layout.views(out)
     absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
+    rows, me_row = b[:, None] * P + absolute, b * P + me  # flat (game, seat) rows: one gather each
     rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
 
-    o["hand"][:] = state.hands[b, me] if view != "public" else 0
+    o["hand"][:] = _by_seat(state.hands, me_row) if view != "public" else 0
     o["played"][:] = state.played
-    bids = state.bids[b[:, None], absolute].astype(np.int64)  # (B, P) relative, -1 = not yet
+    bids = _by_seat(state.bids, rows).astype(np.int64)  # (B, P) relative, -1 = not yet
     if cfg.secret_bidding:
         hidden = (bids >= 0) & ((state.n_bids < P) & (state.phase == bh.BID))[:, None]
         hidden[:, 0] = False
         bids[hidden] = _HIDDEN_BID
     o["bids"][:] = _BID_FEATURES[bids + 1]
-    o["no_bid_left"][:] = ~state.no_bid_used[b[:, None], absolute] if cfg.no_bid else 0
-    o["taken"][:] = state.taken[b[:, None], absolute] * np.float32(1 / TAKEN_SCALE)
-    o["scores"][:] = state.scores[b[:, None], absolute] * np.float32(1 / SCORE_SCALE)
+    o["no_bid_left"][:] = ~_by_seat(state.no_bid_used, rows) if cfg.no_bid else 0
+    o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / TAKEN_SCALE)
+    o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
     o["hat_value"][:, 0] = state.hat_value == 10
     o["hat_value"][:, 1] = state.hat_value == -10
 
@@ -169,11 +175,11 @@ def bh_observe(
     holder = state.hat_holder.astype(np.int64)
     o["hat_holder"][b, np.where(holder < 0, 0, rel(holder) + 1)] = 1
     o["leader"][b, rel(state.leader)] = 1
-    trick = state.trick[b[:, None], absolute].astype(np.int64)
+    trick = _by_seat(state.trick, rows).astype(np.int64)
     g, r = np.nonzero(trick >= 0)
     o["trick"][g, r, trick[g, r]] = 1
     if view == "full":
-        o["all_hands"][:] = state.hands[b[:, None], absolute]
+        o["all_hands"][:] = _by_seat(state.hands, rows)
     return out
 
 
@@ -278,13 +284,14 @@ def oh_observe(
         out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
     o = layout.views(out)
     absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
+    rows, me_row = b[:, None] * P + absolute, b * P + me  # flat (game, seat) rows: one gather each
     rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
 
-    o["hand"][:] = state.hands[b, me] if view != "public" else 0
+    o["hand"][:] = _by_seat(state.hands, me_row) if view != "public" else 0
     o["played"][:] = state.played
-    o["bids"][:] = _OH_BID_FEATURES[state.bids[b[:, None], absolute].astype(np.int64) + 1]
-    o["taken"][:] = state.taken[b[:, None], absolute] * np.float32(1 / OH_TAKEN_SCALE)
-    o["scores"][:] = state.scores[b[:, None], absolute] * np.float32(1 / SCORE_SCALE)
+    o["bids"][:] = _OH_BID_FEATURES[_by_seat(state.bids, rows).astype(np.int64) + 1]
+    o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / OH_TAKEN_SCALE)
+    o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
 
     ph = state.phase.astype(np.int64)
     live = (ph == oh.BID) | (ph == oh.PLAY)
@@ -296,11 +303,11 @@ def oh_observe(
     o["hand_size"][b, state.hand_size.astype(np.int64) - 1] = 1
     o["dealer"][b, rel(state.dealer)] = 1
     o["leader"][b, rel(state.leader)] = 1
-    trick = state.trick[b[:, None], absolute].astype(np.int64)
+    trick = _by_seat(state.trick, rows).astype(np.int64)
     g, r = np.nonzero(trick >= 0)
     o["trick"][g, r, trick[g, r]] = 1
     if view == "full":
-        o["all_hands"][:] = state.hands[b[:, None], absolute]
+        o["all_hands"][:] = _by_seat(state.hands, rows)
     return out
 
 

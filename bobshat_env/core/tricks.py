@@ -34,7 +34,7 @@ def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.n
     led in the current trick, or -1 when the player leads. Returns (B, N) bool:
     the cards of the led suit if the player holds any, else the whole hand.
     """
-    of_led = hand & (deck.suit_of[None, :] == led_suit[:, None])
+    of_led = hand & deck.suit_table[led_suit]  # row -1 (no lead) is all False
     can_follow = of_led.any(axis=1)
     return np.where(can_follow[:, None], of_led, hand)
 
@@ -170,12 +170,11 @@ def rotate_dealer(first_dealer: np.ndarray, hand_no: np.ndarray, players: int) -
 def deal_from_permutation(perm: np.ndarray, size: np.ndarray, players: int) -> np.ndarray:
     """Hands (n, P, N) bool: seat p gets the cards at positions ``p * size ..
     (p + 1) * size - 1`` of each shuffled deck ``perm`` (n, N)."""
-    n, N = perm.shape
-    owner = np.arange(N)[None, :] // np.asarray(size, dtype=np.int64)[:, None]  # position -> seat, >= P undealt
-    hands = np.zeros((n, players, N), dtype=bool)
-    g, pos = np.nonzero(owner < players)
-    hands[g, owner[g, pos], perm[g, pos]] = True
-    return hands
+    N = perm.shape[1]
+    seat_at = np.arange(N)[None, :] // np.asarray(size, dtype=np.int64)[:, None]  # position -> seat, >= P undealt
+    owner = np.empty_like(seat_at)
+    np.put_along_axis(owner, perm, seat_at, axis=1)  # card -> seat
+    return owner[:, None, :] == np.arange(players)[None, :, None]
 
 
 def clear_hand(state: TrickState, idx: np.ndarray, hands: np.ndarray, phase: int, first: np.ndarray) -> None:
