@@ -1,7 +1,9 @@
 """The ``bobshat`` command line.
 
 Subcommands: ``simulate`` (bots play each other, with a results table and
-optional records) and ``replay`` (check records against the rules). Each
+optional records), ``replay`` (check records against the rules), ``eval``
+(duplicate tournaments), ``play`` (a human against bots in the terminal),
+``bench`` (throughput against peers) and ``train`` (PPO with self-play). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -116,7 +118,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     P = game.players
     if not 0 <= args.seat < P:
         raise ConfigError(f"--seat must be 0-{P - 1} for {P} players, got {args.seat}")
-    specs = [s for s in (args.opponents or default_opponent()).split(",") if s.strip()]
+    specs = [s for s in (args.opponents or default_opponent(game)).split(",") if s.strip()]
     if len(specs) == 1:
         specs = specs * (P - 1)
     if len(specs) != P - 1:
@@ -169,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="check every action and score of a records file against the rules")
     p.add_argument("file", help="a JSON Lines file of game records")
     p.set_defaults(func=cmd_replay)
-    p = sub.add_parser("eval", help="duplicate tournament: scores with 95% CIs, ratings, bidding report, plot")
+    p = sub.add_parser("eval", help="duplicate tournament: scores with 95%% CIs, ratings, bidding report, plot")
     _add_game_options(p)
     p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
     p.add_argument("--deals", type=int, default=1000, help="deals, each played once per seating (default 1000)")

@@ -248,7 +248,7 @@ def oh_layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
         ("scores", (P,)),  # game totals, / 100
         # one-hot slices, zeroed then set
         ("phase", (2,)),  # bidding, play
-        ("trump_suit", (4,)),  # C, D, H, S
+        ("trump_suit", (4,)),  # C, D, S, H
         ("trump_card", (OH_N_CARDS,)),  # the card turned after the deal
         ("hand_number", (OH_MAX_HANDS,)),  # hand k at index k - 1
         ("hand_size", (oh.MAX_BID,)),  # cards dealt to each seat, n at index n - 1
