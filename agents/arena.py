@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from bobshat_env.core import rng
+from bobshat_env.core.resample import void_tracker
 from bobshat_env.games import Game
 
 from .base import Agent
@@ -44,38 +45,65 @@ def play_games(
     recorder_factory: Any = None,
     game_offset: int = 0,
     progress: Any = None,
+    keys: np.ndarray | None = None,
+    seating: np.ndarray | None = None,
 ) -> ArenaResult:
     """Play ``n_games`` full games with ``agents[p]`` in seat ``p``.
 
     recorder_factory: optional ``f(game, keys, game_ids) -> recorder`` whose
     ``observe_step(...)``/``records()`` turn the games into RECORDS.md dicts.
     progress: optional callable taking the number of games just finished.
+    keys: optional (n_games,) explicit chance keys, used instead of
+    ``rng.game_keys(seed, i)``; equal keys give equal deals (duplicate play).
+    seating: optional (n_games, P) index into ``agents`` of the agent in each
+    seat of each game; then ``agents`` may have any length, and one agent may
+    sit in several seats (it is called once per step for all of them).
     """
     P = game.players
-    if len(agents) != P:
-        raise ValueError(f"{game.name} with {P} players needs {P} agents, got {len(agents)}")
+    if seating is None:
+        if len(agents) != P:
+            raise ValueError(f"{game.name} with {P} players needs {P} agents, got {len(agents)}")
+    else:
+        seating = np.asarray(seating, dtype=np.int64)
+        if seating.shape != (n_games, P):
+            raise ValueError(f"seating must have shape ({n_games}, {P}), got {seating.shape}")
+        if seating.size and (seating.min() < 0 or seating.max() >= len(agents)):
+            raise ValueError(f"seating names agents 0-{len(agents) - 1} only")
+    if keys is not None:
+        keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
+        if keys.shape[0] != n_games:
+            raise ValueError(f"keys must give one key per game ({n_games}), got {keys.shape[0]}")
     totals = np.zeros((n_games, P), dtype=np.int64)
     records: list[dict] = []
     decisions = 0
     t0 = time.perf_counter()
     for start in range(0, n_games, batch_size):
         ids = np.arange(start, min(n_games, start + batch_size)) + game_offset
-        keys = rng.game_keys(seed, ids, 0)
-        state = game.init(keys)
+        batch_keys = rng.game_keys(seed, ids, 0) if keys is None else keys[ids - game_offset]
+        state = game.init(batch_keys)
         recorder = recorder_factory(game, state, ids) if recorder_factory else None
+        # Public void record for agents that ask for it (``needs_public``): face-up facts only.
+        tracker = void_tracker(game, state.batch_size) if any(_needs_public(a) for a in agents) else None
         active = ~game.done(state)
         while active.any():
             mask = game.legal_action_mask(state)
             obs = game.observe(state)
             seat = state.cur.astype(np.int64)
+            who = seat if seating is None else seating[ids - game_offset, seat]
             actions = np.zeros(state.batch_size, dtype=np.int64)
-            for p in range(P):
-                rows = np.nonzero(active & (seat == p))[0]
-                if rows.size:
+            for p in range(len(agents)):
+                rows = np.nonzero(active & (who == p))[0]
+                if rows.size and tracker is not None and _needs_public(agents[p]):
+                    actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows], public=tracker.rows(rows))
+                elif rows.size:
                     actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows])
             decisions += int(active.sum())
             before = (state.phase.copy(), state.cur.copy())
+            if tracker is not None:
+                tracker.before_step(state, actions, active)
             res = game.step(state, actions, active=active)
+            if tracker is not None:
+                tracker.after_step(res)
             if recorder is not None:
                 recorder.observe_step(before, actions, active, res, state)
             newly = active & game.done(state)
@@ -86,3 +114,9 @@ def play_games(
         if recorder is not None:
             records.extend(recorder.records())
     return ArenaResult(totals, decisions, time.perf_counter() - t0, records)
+
+
+def _needs_public(agent: Agent) -> bool:
+    """Agents that declare ``needs_public = True`` also get ``act(..., public=...)``: the
+    public void record of the hand (see :class:`bobshat_env.core.resample.VoidTracker`)."""
+    return bool(getattr(agent, "needs_public", False))

@@ -7,6 +7,7 @@ float or bool where they look like one. ``register`` adds a factory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,28 @@ def _parse_value(text: str) -> Any:
     return text
 
 
+_OPTION = re.compile(r"[A-Za-z_]\w*=[^,:+]*")
+
+
+def split_specs(text: str) -> list[str]:
+    """Split a comma-separated list of agent specs, keeping each spec's own options.
+
+    ``"pimc:worlds=32,playout=strong,random"`` -> ``["pimc:worlds=32,playout=strong", "random"]``:
+    a ``key=value`` piece that follows a spec with options continues it (a
+    composite ``bid=X+play=Y`` always starts a new spec).
+    """
+    specs: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        continues = specs and ":" in specs[-1] and _OPTION.fullmatch(piece) and not piece.startswith(("bid=", "play="))
+        if continues:
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:worlds=64"`` -> ``("pimc", {"worlds": 64})``; ValueError if malformed."""
     name, _, rest = spec.strip().partition(":")
@@ -53,6 +76,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
     """Build an agent from a spec for a game; unknown names list the known ones."""
+    from .composite import is_composite, make_composite  # noqa: PLC0415
+
+    if is_composite(spec):  # "bid=strong+play=pimc": bidding and card play by two agents
+        return make_composite(spec, game, seed, make_agent)
     name, options = parse_spec(spec)
     if name not in _FACTORIES:
         raise ValueError(f"unknown agent {name!r}; available: {', '.join(available())}")
@@ -63,3 +90,34 @@ def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
 
 
 register("random", RandomAgent)
+
+
+def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+    """``ppo:PATH``: a trained policy; torch is imported only when one is made."""
+    from .ppo_agent import make_ppo_agent  # noqa: PLC0415
+
+    return make_ppo_agent(game, seed=seed, **options)
+
+
+register("ppo", _ppo)
+
+
+def _game_agent(module: str, classes: dict[str, str]) -> Callable[..., Agent]:
+    """A factory that picks the agent class for the game (imported on first use)."""
+
+    def factory(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+        import importlib  # noqa: PLC0415
+
+        name = getattr(game, "name", None)
+        if name not in classes:
+            raise ValueError(f"agent needs a game ({', '.join(classes)}), got {name!r}")
+        mod_name, _, cls = classes[name].rpartition(".")
+        return getattr(importlib.import_module(f"{module}.{mod_name}"), cls)(game, seed=seed, **options)
+
+    return factory
+
+
+_BH, _OH = "heuristic_bobs_hat", "heuristic_oh_hell"
+register("simple", _game_agent("agents", {"bobs_hat": f"{_BH}.SimpleAgent", "oh_hell": f"{_OH}.SimpleAgent"}))
+register("strong", _game_agent("agents", {"bobs_hat": f"{_BH}.StrongAgent", "oh_hell": f"{_OH}.StrongAgent"}))
+register("pimc", _game_agent("agents", {"bobs_hat": "pimc.PIMCAgent", "oh_hell": "pimc.PIMCAgent"}))

@@ -67,11 +67,12 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from agents import make_agent
     from agents.arena import play_games
+    from agents.registry import split_specs
 
     from .games import make_game
 
     game = make_game(args.game, **game_options(args))
-    specs = [s for s in args.agents.split(",") if s] if args.agents else ["random"] * game.players
+    specs = split_specs(args.agents) if args.agents else ["random"] * game.players
     if len(specs) != game.players:
         raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
     if args.games < 1:
@@ -118,7 +119,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     P = game.players
     if not 0 <= args.seat < P:
         raise ConfigError(f"--seat must be 0-{P - 1} for {P} players, got {args.seat}")
-    specs = [s for s in (args.opponents or default_opponent(game)).split(",") if s.strip()]
+    from agents.registry import split_specs
+
+    specs = split_specs(args.opponents or default_opponent(game))
     if len(specs) == 1:
         specs = specs * (P - 1)
     if len(specs) != P - 1:

@@ -66,3 +66,15 @@ def test_bad_input_is_a_clear_error(argv, message, capsys):
     captured = capsys.readouterr()
     assert message in captured.err + captured.out
     assert "Traceback" not in captured.err
+
+
+def test_agent_lists_keep_each_specs_options():
+    from agents.registry import split_specs
+
+    assert split_specs("pimc:worlds=32,playout=strong,random, bid=strong+play=pimc:worlds=8,simple") == [
+        "pimc:worlds=32,playout=strong",
+        "random",
+        "bid=strong+play=pimc:worlds=8",
+        "simple",
+    ]
+    assert split_specs("random,,random") == ["random", "random"]

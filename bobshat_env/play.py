@@ -1,0 +1,802 @@
+"""Play in the terminal against the bots: ``bobshat play``.
+
+One human seat, every other seat a bot (any agent spec). Each time it is the
+human's turn the table is drawn (trump, Bob's Hat and who holds it, bids, the
+current trick, cards taken, scores; only the human's hand is shown) with the
+legal moves numbered. A move is typed as its number or in card notation
+(RULES.md section 3): ``blue14`` / ``QS`` for cards, ``hat+10`` / ``hat-10``
+for the dealer's hat choice, ``blue+fewest`` / ``none`` for Bob's Hat bids and
+the number of tricks for an Oh Hell bid. Anything else is answered with a
+clear message and the question again. After every hand the scoring is
+explained bid by bid; at the end the game can be saved as a record
+(RECORDS.md) that ``bobshat replay`` checks.
+
+End of input (Ctrl-D) or Ctrl-C ends the game at once and saves nothing.
+
+The input and output streams are parameters, so tests drive a whole game with
+scripted input::
+
+    from io import StringIO
+    result = play(make_game("bobs_hat", players=3, hands=1), seat=0,
+                  opponents=["random", "random"], input=StringIO("1\\n1\\n..."), output=StringIO())
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from .core import bobs_hat as bh
+from .core import rng
+from .core.cards import (
+    BH_IS_HAT_CARD,
+    BH_RANKS,
+    BH_SUITS,
+    BH_TRUMPS,
+    OH_HELL_DECK,
+    OH_RANK_CHARS,
+    OH_SUIT_CHARS,
+    bh_card,
+    bh_card_str,
+    oh_card_str,
+)
+from .core.resample import void_tracker
+from .games import Game
+from .render import render
+
+HUMAN = "human"
+_HELP_COMMON = """\
+  table (t)       draw the table again
+  moves (m)       list your legal moves again
+  help (?)        this help
+  quit (q)        leave the game (nothing is saved)"""
+HELP = {
+    "bobs_hat": """\
+Type your move as its number in the list, or by name:
+  blue14, red3    a card: suit (blue, red, black; r, blu, bla will do) and rank 1-20
+  hat+10, hat-10  the dealer's choice for Bob's Hat (also +10 / -10)
+  blue+fewest     a bid: any of blue, red, black, fewest joined by + (or spaces);
+                  fewest+fewest is double fewest, none is the no-bid option
+"""
+    + _HELP_COMMON,
+    "oh_hell": """\
+Type a card as its number in the list or by name; type a bid as the number of tricks:
+  QS, TH, 10H, 2C a card: rank (2-9, T or 10, J, Q, K, A) and suit (C, D, H, S)
+  3 (or bid 3)    a bid of three tricks
+"""
+    + _HELP_COMMON,
+}
+
+
+class MoveError(ValueError):
+    """Typed input that is not a legal move now; the message says why."""
+
+
+class _Quit(Exception):
+    """The human asked to leave (``quit``), or the input ended."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
+@dataclass
+class PlayResult:
+    """How a terminal game ended.
+
+    completed: the game was played to its end. totals: the final (or, when
+    abandoned, current) totals by seat. record: the game record (RECORDS.md),
+    None when abandoned. saved: the file the record was appended to, if any.
+    how: ``"finished"``, ``"quit"``, ``"eof"`` or ``"interrupt"``. hands: hands
+    scored.
+    """
+
+    completed: bool
+    totals: list[int]
+    record: dict | None = None
+    saved: str | None = None
+    how: str = "finished"
+    hands: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 for a finished game or ``quit``; 130 for Ctrl-C or end of input."""
+        return 0 if self.how in ("finished", "quit") else 130
+
+
+# ==========================================================================
+# Per-game text: move names, parsing, events, hand summaries
+def _seat_name(p: int, human: int) -> str:
+    return f"player_{p} (you)" if p == human else f"player_{p}"
+
+
+class _BobsHatText:
+    """Move names, input parsing and explanations for Where's Bob's Hat?"""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.cfg = game.config
+
+    # -- names
+    @staticmethod
+    def bid_label(code: int) -> str:
+        if code == 0:
+            return "none"
+        names = [n.removeprefix("most_") for n in bh.bid_cards(code)]
+        return "+".join(names)
+
+    def move_label(self, action: int) -> str:
+        if action < bh.N_CARDS:
+            return bh_card_str(action)
+        if action == bh.HAT_PLUS:
+            return "hat+10"
+        if action == bh.HAT_MINUS:
+            return "hat-10"
+        return self.bid_label(action - bh.BID_BASE)
+
+    def question(self, state: bh.State) -> str:
+        ph = int(state.phase[0])
+        if ph == bh.HAT:
+            return "You deal: Bob's Hat at +10 or -10?"
+        if ph == bh.BID:
+            return "Your bid (e.g. blue+fewest)"
+        return "Your card"
+
+    def number_is_index(self, state: bh.State) -> bool:
+        return True
+
+    # -- parsing
+    def parse(self, text: str, state: bh.State, seat: int, legal: np.ndarray) -> int:
+        """The action typed as ``text`` (card, hat choice or bid); MoveError if not legal now."""
+        ph = int(state.phase[0])
+        t = text.strip().lower()
+        hat = self._parse_hat(t)
+        card = self._parse_card(t)
+        if ph == bh.HAT:
+            if hat is not None:
+                return hat
+            if card is not None:
+                raise MoveError("you are the dealer and choose Bob's Hat first: type hat+10 or hat-10")
+            raise MoveError(f"{text.strip()!r} is not a hat choice: type hat+10 or hat-10 (or 1 / 2)")
+        if ph == bh.BID:
+            if card is not None:
+                raise MoveError("it is the bidding, not a card: bid e.g. blue, red+fewest or fewest")
+            if hat is not None:
+                raise MoveError("only the dealer chooses Bob's Hat, and that is done: now bid (e.g. blue+fewest)")
+            code = self._parse_bid(t)
+            action = bh.BID_BASE + code
+            if not legal[action]:
+                if code == 0:
+                    if not self.cfg.no_bid:
+                        raise MoveError("bidding nothing needs the no-bid option (--no-bid): bid at least one card")
+                    raise MoveError("you have already used your no-bid this game: bid at least one card")
+                if code // 8 == 2:
+                    raise MoveError("fewest twice (double fewest) needs the --double-fewest option")
+                raise MoveError(f"the bid {self.bid_label(code)} is not allowed")
+            return action
+        # Card play
+        if card is None:
+            if hat is not None:
+                raise MoveError("Bob's Hat was chosen at the start of the hand: now play a card (e.g. blue14)")
+            if self._looks_like_bid(t):
+                raise MoveError("the bidding is over: now play a card (e.g. blue14)")
+            raise MoveError(f"{text.strip()!r} is not a card: write a suit and a rank, like blue14 or red3")
+        if not state.hands[0, seat, card]:
+            raise MoveError(f"you do not hold {bh_card_str(card)}")
+        if not legal[card]:
+            led = BH_SUITS[int(state.led_suit[0])]
+            have = " ".join(bh_card_str(c) for c in np.flatnonzero(legal[: bh.N_CARDS]))
+            raise _RenegeQuestion(
+                card, f"you must follow the suit led, {led}: you hold {have}", allowed=self.cfg.renege_mode
+            )
+        return card
+
+    @staticmethod
+    def _parse_hat(t: str) -> int | None:
+        m = re.fullmatch(r"(?:hat\s*)?([+-])\s*(?:10)?|hat\s*(plus|minus)|(plus|minus)", t)
+        if not m:
+            return None
+        sign = m.group(1) or m.group(2) or m.group(3)
+        return bh.HAT_PLUS if sign in ("+", "plus") else bh.HAT_MINUS
+
+    @staticmethod
+    def _parse_card(t: str) -> int | None:
+        m = re.fullmatch(r"([a-z]+)\s*([0-9]{1,2})", t)
+        if not m:
+            return None
+        suits = [s for s, name in enumerate(BH_SUITS) if name.startswith(m.group(1))]
+        rank = int(m.group(2))
+        if len(suits) != 1 or not 1 <= rank <= BH_RANKS:
+            return None
+        return bh_card(suits[0], rank)
+
+    @staticmethod
+    def _looks_like_bid(t: str) -> bool:
+        try:
+            _BobsHatText._parse_bid(t)
+        except MoveError:
+            return False
+        return True
+
+    @staticmethod
+    def _parse_bid(t: str) -> int:
+        t = re.sub(r"^bid\s*:?\s*", "", t)
+        if t in ("none", "nothing", "no bid", "no-bid", "no_bid", "nobid", "pass", "[]", "no"):
+            return 0
+        tokens = [x for x in re.split(r"[+,\s&]+", t) if x]
+        if not tokens:
+            raise MoveError("type a bid: any of blue, red, black, fewest joined by + (e.g. blue+fewest)")
+        most: list[str] = []
+        fewest = 0
+        for tok in tokens:
+            tok = tok.removeprefix("most_").removeprefix("most-").removeprefix("most")
+            if tok in ("double_fewest", "double-fewest", "doublefewest", "2fewest", "fewest2"):
+                fewest += 2
+                continue
+            if tok in ("fewest", "few", "f"):
+                fewest += 1
+                continue
+            match = [name for name in BH_SUITS if tok and name.startswith(tok)]
+            if len(match) != 1:
+                raise MoveError(
+                    f"{tok!r} is not a bid card: bid cards are blue, red, black and fewest (e.g. blue+fewest)"
+                )
+            if "most_" + match[0] in most:
+                raise MoveError(f"you have one 'most {match[0]}' bid card: it can be bid once")
+            most.append("most_" + match[0])
+        if fewest > 2:
+            raise MoveError("fewest can be bid twice at most (double fewest)")
+        return bh.bid_code(most, fewest)
+
+    # -- events
+    def event(self, snap: bh.State, action: int, human: int) -> str | None:
+        """One line for what the player to act in ``snap`` just did (None for a card: tricks are shown whole)."""
+        p = int(snap.cur[0])
+        who = _seat_name(p, human)
+        ph = int(snap.phase[0])
+        if ph == bh.HAT:
+            return f"{who}, the dealer, puts Bob's Hat in the centre at {'+10' if action == bh.HAT_PLUS else '-10'}."
+        if ph == bh.BID:
+            if self.cfg.secret_bidding and p != human:
+                return f"{who} has bid (secret)."
+            return f"{who} bids {self.bid_label(action - bh.BID_BASE)}."
+        return None
+
+    def after_step(self, snap: bh.State, state: bh.State, human: int) -> list[str]:
+        """Lines for what a step revealed beyond its own action (secret bids shown together)."""
+        if (
+            self.cfg.secret_bidding
+            and int(snap.phase[0]) == bh.BID
+            and int(snap.n_bids[0]) == self.cfg.players - 1
+            and int(state.phase[0]) == bh.PLAY
+        ):
+            bids = ", ".join(
+                f"{_seat_name(p, human)} {self.bid_label(int(state.bids[0, p]))}" for p in range(self.cfg.players)
+            )
+            return [f"Bids revealed: {bids}."]
+        return []
+
+    def trick_line(self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int) -> str:
+        P = self.cfg.players
+        order = [(leader + i) % P for i in range(P)]
+        played = ", ".join(f"{_seat_name(p, human)} {bh_card_str(int(cards[p]))}" for p in order)
+        line = f"Trick {n_trick}: {played} -> {_seat_name(winner, human)} wins with {bh_card_str(int(cards[winner]))}"
+        hats = [bh_card_str(int(c)) for c in cards if c >= 0 and BH_IS_HAT_CARD[int(c)]]
+        if hats:
+            line += f" and takes Bob's Hat ({' '.join(hats)} in the trick)"
+        return line + "."
+
+    def hand_header(self, state: bh.State, human: int) -> str:
+        return (
+            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: {int(state.hand_size[0])} cards each, "
+            f"dealer {_seat_name(int(state.dealer[0]), human)}, trump {BH_TRUMPS[int(state.trump[0])]} ==="
+        )
+
+    # -- scoring explained
+    def summary(self, final: bh.State, human: int) -> list[str]:
+        """The hand's scoring, bid by bid, from the state right after its last trick."""
+        P = self.cfg.players
+        taken = final.taken[0].astype(np.int64)  # (P, 3)
+        total = taken.sum(axis=1)
+        size = int(final.tricks_done[0])  # cards each were dealt = tricks of the hand
+        hat, holder = int(final.hat_value[0]), int(final.hat_holder[0])
+        bids = final.bids[0].astype(np.int64)
+        scores = final.last_scores[0].astype(np.int64)
+        hat_txt = "stayed in the centre" if holder < 0 else f"ends with {_seat_name(holder, human)}"
+        lines = [f"--- Hand scoring ({size} cards each; Bob's Hat {hat:+d} {hat_txt}) ---"]
+        for p in range(P):
+            code = int(bids[p])
+            per_suit = ", ".join(f"{int(taken[p, s])} {BH_SUITS[s]}" for s in range(3))
+            lines.append(f"{_seat_name(p, human)}: bid {self.bid_label(code)}; took {int(total[p])} cards ({per_suit})")
+            if code == 0:
+                lines.append("    no bid this hand: scores 0, Bob's Hat included")
+            for s in range(3):
+                if code >> s & 1:
+                    lines.append("    " + self._most_line(p, s, taken, code, human))
+            if code // 8:
+                lines.append("    " + self._fewest_line(p, total, code // 8, size, human))
+            if holder == p and code != 0:
+                lines.append(f"    Bob's Hat: held at the end of the hand: {hat:+d}")
+            cum = int(final.scores[0, p])
+            lines.append(f"    hand {int(scores[p]):+d}, total {cum}")
+        return lines
+
+    def _points(self, p: int, code: int, taken: np.ndarray, size: int) -> int:
+        """Points of one bid of seat ``p`` alone, by the core's own scoring."""
+        bids = np.full((1, self.cfg.players), 1, dtype=np.int64)
+        bids[0, p] = code
+        pts = bh.score_hand(self.cfg, bids, taken[None], np.zeros(1), np.full(1, -1), np.array([size]))
+        return int(pts[0, p])
+
+    def _most_line(self, p: int, s: int, taken: np.ndarray, code: int, human: int) -> str:
+        suit = BH_SUITS[s]
+        mine = int(taken[p, s])
+        others = [(int(taken[q, s]), q) for q in range(self.cfg.players) if q != p]
+        best, best_seat = max(others)
+        pts = self._points(p, 1 << s, taken, 1)
+        if int(taken[:, s].sum()) == 0:
+            return f"most {suit}: no {suit} card was dealt this hand, so the bid is made: {pts:+d}"
+        if mine > best:
+            return f"most {suit}: made, {mine} {suit} against at most {best} for anyone else: +5 + {mine} = {pts:+d}"
+        rival = _seat_name(best_seat, human)
+        why = "ties lose" if best == mine else "more"
+        if self.cfg.negative_scoring:
+            return f"most {suit}: missed, {mine} {suit} but {rival} took {best} ({why}): -5 - {mine} = {pts:+d}"
+        return f"most {suit}: missed, {mine} {suit} but {rival} took {best} ({why}): {pts:+d}"
+
+    def _fewest_line(self, p: int, total: np.ndarray, times: int, size: int, human: int) -> str:
+        mine = int(total[p])
+        others = [(int(total[q]), q) for q in range(self.cfg.players) if q != p]
+        low, low_seat = min(others)
+        taken = np.zeros((self.cfg.players, 3), dtype=np.int64)
+        taken[:, 0] = total
+        pts = self._points(p, 8 * times, taken, size)
+        name = "double fewest" if times == 2 else "fewest"
+        worth = f"2 x {size} = {pts:+d}" if times == 2 else f"{pts:+d} (the hand size)"
+        if mine < low:
+            return f"{name}: made, {mine} cards against at least {low} for anyone else: {worth}"
+        why = "ties lose" if low == mine else "fewer"
+        return f"{name}: missed, {mine} cards but {_seat_name(low_seat, human)} took {low} ({why}): {worth}"
+
+    def renege_lines(self, snap: bh.State, card: int, human: int) -> list[str]:
+        p = int(snap.cur[0])
+        led = BH_SUITS[int(snap.led_suit[0])]
+        return [
+            f"{_seat_name(p, human)} reneged with {bh_card_str(card)} (did not follow {led}): {bh.RENEGE_PENALTY} "
+            "points; the same dealer deals the hand again."
+        ]
+
+
+class _RenegeQuestion(MoveError):
+    """A held card that breaks follow suit: an error, or (renege mode) a renege to confirm."""
+
+    def __init__(self, card: int, message: str, allowed: bool) -> None:
+        super().__init__(message)
+        self.card = card
+        self.allowed = allowed
+
+
+class _OhHellText:
+    """Move names, input parsing and explanations for Oh Hell."""
+
+    _SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+    _SUIT_WORDS = tuple({"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}[c] for c in OH_SUIT_CHARS)
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.cfg = game.config
+        self.mod = game.module
+
+    def move_label(self, action: int) -> str:
+        if action < self.mod.N_CARDS:
+            return oh_card_str(action)
+        return f"bid {action - self.mod.BID_BASE}"
+
+    def question(self, state: Any) -> str:
+        if int(state.phase[0]) == self.mod.BID:
+            return f"Your bid, 0-{int(state.hand_size[0])} tricks"
+        return "Your card"
+
+    def number_is_index(self, state: Any) -> bool:
+        return int(state.phase[0]) != self.mod.BID
+
+    def _parse_card(self, t: str) -> int | None:
+        t = t.strip().upper()
+        for sym, ch in self._SUIT_SYMBOLS.items():
+            t = t.replace(sym, ch)
+        m = re.fullmatch(r"(10|[2-9TJQKA])\s*([CDHS])", t)
+        if not m:
+            return None
+        rank = "T" if m.group(1) == "10" else m.group(1)
+        return OH_RANK_CHARS.index(rank) * 4 + OH_SUIT_CHARS.index(m.group(2))
+
+    def parse(self, text: str, state: Any, seat: int, legal: np.ndarray) -> int:
+        """The action typed as ``text`` (a card, or a bid in the bidding); MoveError if not legal now."""
+        mod = self.mod
+        t = text.strip().lower()
+        card = self._parse_card(t)
+        if int(state.phase[0]) == mod.BID:
+            if card is not None:
+                raise MoveError("it is the bidding, not a card: type the number of tricks you bid")
+            m = re.fullmatch(r"(?:bid\s*:?\s*)?([0-9]+)", t)
+            if not m:
+                raise MoveError(
+                    f"{text.strip()!r} is not a bid: type the number of tricks, 0-{int(state.hand_size[0])}"
+                )
+            bid, size = int(m.group(1)), int(state.hand_size[0])
+            if bid > size:
+                raise MoveError(f"a bid is 0 to the hand size, {size}")
+            if not legal[mod.BID_BASE + bid]:
+                raise MoveError(
+                    f"as the dealer you may not bid {bid}: the bids would add up to {size}, the number of tricks "
+                    "(hook rule)"
+                )
+            return mod.BID_BASE + bid
+        if card is None:
+            if re.fullmatch(r"bid\s*:?\s*[0-9]+", t):
+                raise MoveError("the bidding is over: now play a card (e.g. QS)")
+            raise MoveError(f"{text.strip()!r} is not a card: write a rank and a suit, like QS, TH or 2C")
+        if not state.hands[0, seat, card]:
+            raise MoveError(f"you do not hold {oh_card_str(card)}")
+        if not legal[card]:
+            led = self._SUIT_WORDS[int(state.led_suit[0])]
+            have = " ".join(oh_card_str(c) for c in np.flatnonzero(legal[: mod.N_CARDS]))
+            raise MoveError(f"you must follow the suit led, {led}: you hold {have}")
+        return card
+
+    def event(self, snap: Any, action: int, human: int) -> str | None:
+        if int(snap.phase[0]) == self.mod.BID:
+            return f"{_seat_name(int(snap.cur[0]), human)} bids {action - self.mod.BID_BASE}."
+        return None
+
+    def after_step(self, snap: Any, state: Any, human: int) -> list[str]:
+        return []
+
+    def trick_line(self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int) -> str:
+        P = self.cfg.players
+        order = [(leader + i) % P for i in range(P)]
+        played = ", ".join(f"{_seat_name(p, human)} {oh_card_str(int(cards[p]))}" for p in order)
+        return f"Trick {n_trick}: {played} -> {_seat_name(winner, human)} wins with {oh_card_str(int(cards[winner]))}."
+
+    def hand_header(self, state: Any, human: int) -> str:
+        trump = int(state.trump_card[0])
+        return (
+            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: {int(state.hand_size[0])} cards each, "
+            f"dealer {_seat_name(int(state.dealer[0]), human)}, trump card {oh_card_str(trump)} "
+            f"(trump {self._SUIT_WORDS[OH_HELL_DECK.suit_of[trump]]}) ==="
+        )
+
+    def summary(self, final: Any, human: int) -> list[str]:
+        scoring = self.cfg.scoring
+        rule = {
+            "positive": "one point per trick, +10 for making the bid exactly",
+            "neutral": "10 + tricks for making the bid exactly, else 0",
+            "negative": "10 for making the bid exactly, else -10 per trick off",
+        }[scoring]
+        lines = [f"--- Hand scoring ({scoring}: {rule}) ---"]
+        for p in range(self.cfg.players):
+            bid, took = int(final.bids[0, p]), int(final.taken[0, p])
+            pts = int(final.last_scores[0, p])
+            made = bid == took
+            if scoring == "positive":
+                how = f"{took} + 10 = {pts:+d}" if made else f"{took} trick(s) = {pts:+d}"
+            elif scoring == "neutral":
+                how = f"10 + {took} = {pts:+d}" if made else f"{pts:+d}"
+            else:
+                how = f"{pts:+d}" if made else f"-10 x {abs(took - bid)} = {pts:+d}"
+            verdict = "made" if made else "missed"
+            lines.append(
+                f"{_seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(final.scores[0, p])}"
+            )
+        return lines
+
+    def renege_lines(self, snap: Any, card: int, human: int) -> list[str]:
+        return []
+
+
+def _text_for(game: Game) -> _BobsHatText | _OhHellText:
+    return _BobsHatText(game) if game.name == "bobs_hat" else _OhHellText(game)
+
+
+# ==========================================================================
+# The game loop
+class TerminalGame:
+    """One game between a human at ``seat`` and bots, over text streams.
+
+    Args:
+        game: the game and its options (:func:`~bobshat_env.games.make_game`).
+        seat: the human's seat.
+        opponents: one agent per other seat, in seat order (agents or specs
+            such as ``"strong"`` or ``"ppo:run/model.pt"``).
+        seed: seed of the deals (and of the bots built from specs).
+        input, output: text streams (default the terminal).
+        save: JSON Lines file to append the finished game's record to.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        seat: int = 0,
+        opponents: Sequence[Any] | None = None,
+        seed: int = 0,
+        input: TextIO | None = None,  # noqa: A002 - the natural name, mirrors print(file=)
+        output: TextIO | None = None,
+        save: str | None = None,
+    ) -> None:
+        P = game.players
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < P:
+            raise ValueError(f"seat must be 0-{P - 1} for {P} players, got {seat!r}")
+        opponents = list(opponents) if opponents is not None else ["random"] * (P - 1)
+        if len(opponents) == 1 and P > 2:
+            opponents = opponents * (P - 1)
+        if len(opponents) != P - 1:
+            raise ValueError(f"name {P - 1} opponents (one per other seat) or one for all, got {len(opponents)}")
+        self.game = game
+        self.seat = int(seat)
+        self.seed = seed
+        self.input = input
+        self.out = output if output is not None else sys.stdout
+        if save is not None:
+            folder = os.path.dirname(os.path.abspath(save))
+            if not os.path.isdir(folder):
+                raise ValueError(f"cannot save to {save}: the folder {folder} does not exist")
+            if os.path.isdir(save):
+                raise ValueError(f"cannot save to {save}: it is a folder; name a .jsonl file")
+        self.save = save
+        self.text = _text_for(game)
+        self.state: Any = None  # the game being played (B = 1), set by run()
+        self.agents: list[Any] = []
+        self.names: list[str] = []
+        it = iter(opponents)
+        for p in range(P):
+            if p == self.seat:
+                self.agents.append(None)
+                self.names.append(HUMAN)
+                continue
+            spec = next(it)
+            if isinstance(spec, str):
+                from agents import make_agent  # noqa: PLC0415 - agents sit above the env package
+
+                self.agents.append(make_agent(spec, game, seed=seed * 1000 + p))
+                self.names.append(spec)
+            else:
+                self.agents.append(spec)
+                self.names.append(str(getattr(spec, "name", type(spec).__name__)))
+
+    # -- io
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def ask(self, prompt: str) -> str:
+        """One line of input; raises _Quit at the end of the input."""
+        if self.input is None:
+            try:
+                return input(prompt)
+            except EOFError:
+                raise _Quit("eof") from None
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.input.readline()
+        if not line:
+            raise _Quit("eof")
+        return line.rstrip("\r\n")
+
+    # -- the human's turn
+    def _moves_text(self, legal: np.ndarray, state: Any) -> str:
+        acts = np.flatnonzero(legal)
+        if not self.text.number_is_index(state):  # Oh Hell bids: the number is the bid
+            base = self.game.module.BID_BASE
+            bids = " ".join(str(a - base) for a in acts)
+            barred = [b for b in range(int(state.hand_size[0]) + 1) if not legal[base + b]]
+            hook = f" ({barred[0]} is barred: the bids would add up to the tricks, hook rule)" if barred else ""
+            return f"Legal bids: {bids}{hook}"
+        items = [f"{i + 1:>2}) {self.text.move_label(int(a)):<20}" for i, a in enumerate(acts)]
+        per_row = 4
+        rows = ["".join(items[i : i + per_row]).rstrip() for i in range(0, len(items), per_row)]
+        return "Your moves:\n" + "\n".join(rows)
+
+    def _table(self, state: Any) -> None:
+        self.say()
+        self.say(render(self.game, state, 0, show_hands=self.seat))
+
+    def human_move(self, state: Any) -> int:
+        """Show the table and ask until a legal move is typed."""
+        legal = self.game.legal_action_mask(state)[0]
+        acts = np.flatnonzero(legal)
+        self._table(state)
+        self.say(self._moves_text(legal, state))
+        hint = "number or name, ? for help" if self.text.number_is_index(state) else "? for help"
+        prompt = f"{self.text.question(state)} [{hint}]: "
+        example = self.text.move_label(int(acts[-1]))
+        while True:
+            raw = self.ask(prompt)
+            t = raw.strip().lower()
+            if not t:
+                self.say(f"Type a move: its number in the list or its name (e.g. {example}), or ? for help.")
+                continue
+            if t in ("q", "quit", "exit"):
+                raise _Quit("quit")
+            if t in ("?", "h", "help"):
+                self.say(HELP[self.game.name])
+                continue
+            if t in ("t", "table"):
+                self._table(state)
+                continue
+            if t in ("m", "moves"):
+                self.say(self._moves_text(legal, state))
+                continue
+            if re.fullmatch(r"[0-9]+", t) and self.text.number_is_index(state):
+                n = int(t)
+                if 1 <= n <= len(acts):
+                    return int(acts[n - 1])
+                self.say(f"No move {n}: choose a number from 1 to {len(acts)}, or type the move's name.")
+                continue
+            try:
+                return self.text.parse(raw, state, self.seat, legal)
+            except _RenegeQuestion as err:
+                if not err.allowed:
+                    self.say(f"Not allowed: {err}.")
+                    continue
+                self.say(
+                    f"{self.text.move_label(err.card)} breaks follow suit ({err}). With the renege option that is a "
+                    f"renege: {bh.RENEGE_PENALTY} points and the hand is dealt again."
+                )
+                if self.ask("Renege anyway? [y/N]: ").strip().lower() in ("y", "yes"):
+                    return err.card
+            except MoveError as err:
+                self.say(f"Not allowed: {err}.")
+
+    # -- the game
+    def run(self) -> PlayResult:
+        """Play the game to its end (or until the human leaves)."""
+        from .records import Recorder, write_jsonl  # noqa: PLC0415 - only a played game needs it
+
+        game, P, human = self.game, self.game.players, self.seat
+        state = self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
+        recorder = Recorder(game, state, agents=self.names)
+        record: dict | None = None
+        seats = ", ".join(f"player_{p}: {'you' if p == human else self.names[p]}" for p in range(P))
+        self.say(f"{_title(game)} - {P} players ({seats}). Type ? at any prompt for help.")
+        self.say(self.text.hand_header(state, human))
+        hands = 0
+        # Bots that declare ``needs_public`` also get the public void record (as in the arena).
+        tracker = void_tracker(game, 1) if any(getattr(a, "needs_public", False) for a in self.agents) else None
+        try:
+            while not bool(game.done(state)[0]):
+                p = int(state.cur[0])
+                if p == human:
+                    action = self.human_move(state)
+                else:
+                    legal = game.legal_action_mask(state)
+                    obs = game.observe(state)
+                    extra = {}
+                    if tracker is not None and getattr(self.agents[p], "needs_public", False):
+                        extra["public"] = tracker.rows(np.zeros(1, dtype=np.int64))
+                    action = int(self.agents[p].act(obs, legal, state.cur.astype(np.int64), **extra)[0])
+                snap = state.copy()
+                if tracker is not None:
+                    tracker.before_step(state, np.array([action]))
+                res = game.step(state, np.array([action]))
+                if tracker is not None:
+                    tracker.after_step(res)
+                finished = recorder.record(snap.phase, snap.cur, np.array([action]), res, state)
+                if finished:
+                    record = finished[0]
+                hands += self._report(snap, action, res, state)
+        except _Quit as q:
+            self.say()
+            self.say("Game abandoned: nothing saved." if q.how != "quit" else "You left the game: nothing saved.")
+            return PlayResult(False, state.scores[0].astype(int).tolist(), how=q.how, hands=hands)
+        except KeyboardInterrupt:
+            self.say()
+            self.say("Interrupted: game abandoned, nothing saved.")
+            return PlayResult(False, state.scores[0].astype(int).tolist(), how="interrupt", hands=hands)
+        totals = state.scores[0].astype(int).tolist()
+        self._final(totals)
+        saved = None
+        if self.save and record is not None:
+            try:
+                write_jsonl(self.save, [record], append=True)
+            except OSError as err:
+                self.say(f"Could not save the game to {self.save}: {err.strerror or err}.")
+            else:
+                saved = self.save
+                self.say(f"Game saved to {self.save} (check it with: bobshat replay {self.save}).")
+        return PlayResult(True, totals, record, saved, hands=hands)
+
+    def _report(self, snap: Any, action: int, res: Any, state: Any) -> int:
+        """Print what one step did; returns 1 if it ended a hand."""
+        human = self.seat
+        line = self.text.event(snap, action, human)
+        if line:
+            self.say(line)
+        for extra in self.text.after_step(snap, state, human):
+            self.say(extra)
+        if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
+            for extra in self.text.renege_lines(snap, action, human):
+                self.say(extra)
+            if not bool(res.game_done[0]):
+                self.say(self.text.hand_header(state, human))
+            return 0
+        if bool(res.trick_done[0]):
+            n_trick = int(snap.tricks_done[0]) + 1
+            self.say(
+                self.text.trick_line(
+                    res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick
+                )
+            )
+        if not bool(res.hand_done[0]):
+            return 0
+        final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
+        self.game.step(final, np.array([action]), auto_deal=False)
+        self.say()
+        for extra in self.text.summary(final, human):
+            self.say(extra)
+        if not bool(res.game_done[0]):
+            self.say()
+            self.say(self.text.hand_header(state, human))
+        return 1
+
+    def _final(self, totals: list[int]) -> None:
+        P = len(totals)
+        best = max(totals)
+        order = sorted(range(P), key=lambda p: -totals[p])
+        self.say()
+        self.say("=== Game over: final totals ===")
+        for p in order:
+            mark = "  <- winner" if totals[p] == best else ""
+            name = self.names[p] if len(self.names[p]) <= 24 else "..." + self.names[p][-21:]
+            self.say(f"{_seat_name(p, self.seat):<18}{name:<25}{totals[p]:>6}{mark}")
+        winners = [p for p in range(P) if totals[p] == best]
+        mine = totals[self.seat]
+        if self.seat in winners:
+            self.say("You win!" if len(winners) == 1 else f"You share the win with {len(winners) - 1} other(s)!")
+        else:
+            place = 1 + sum(t > mine for t in totals)
+            self.say(f"You finished {_ordinal(place)} of {P}.")
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _title(game: Game) -> str:
+    return "Where's Bob's Hat?" if game.name == "bobs_hat" else "Oh Hell"
+
+
+def play(
+    game: Game,
+    seat: int = 0,
+    opponents: Sequence[Any] | None = None,
+    seed: int = 0,
+    input: TextIO | None = None,  # noqa: A002
+    output: TextIO | None = None,
+    save: str | None = None,
+) -> PlayResult:
+    """Play one game in the terminal (or over the given streams); see :class:`TerminalGame`."""
+    return TerminalGame(game, seat, opponents, seed, input=input, output=output, save=save).run()
+
+
+def default_opponent(game: Game) -> str:
+    """The strongest bot registered that plays ``game``: ``strong``, else ``simple``, else ``random``."""
+    from agents import available, make_agent  # noqa: PLC0415
+
+    names = available()
+    for name in ("strong", "simple"):
+        if name in names:
+            try:
+                make_agent(name, game, seed=0)
+            except ValueError:  # registered, but not for this game
+                continue
+            return name
+    return "random"
+
+
+__all__ = ["HUMAN", "MoveError", "PlayResult", "TerminalGame", "default_opponent", "play"]

@@ -1,0 +1,274 @@
+"""Duplicate tournaments (train/evaluate.py): deals, statistics, JSON report, workers, command line."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from agents import register
+from agents.arena import play_games
+from agents.base import RandomAgent
+from bobshat_env.cli import main
+from bobshat_env.core import rng
+from bobshat_env.games import make_game
+from bobshat_env.records import read_jsonl, replay_record
+from train.evaluate import (
+    Evaluation,
+    clustered_mean_ci,
+    evaluate,
+    make_seatings,
+    mean_ci,
+    new_counters,
+    t_quantile_975,
+)
+
+
+class _FirstLegal:
+    """Deterministic test bot: the lowest legal action id."""
+
+    def __init__(self, game: object = None, seed: int | None = None) -> None:
+        self.name = "test_first"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        return np.argmax(mask, axis=1)
+
+
+class _LastLegal:
+    """Deterministic test bot: the highest legal action id."""
+
+    def __init__(self, game: object = None, seed: int | None = None) -> None:
+        self.name = "test_last"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        return mask.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+
+
+register("test_first", _FirstLegal)
+register("test_last", _LastLegal)
+SPECS = ["test_first", "test_last", "random", "random"]
+
+
+# --------------------------------------------------------------------------
+# Statistics with known answers
+def test_t_quantiles_and_mean_ci_known_values() -> None:
+    assert t_quantile_975(1) == pytest.approx(12.706205, abs=1e-6)
+    assert t_quantile_975(4) == pytest.approx(2.776445, abs=1e-6)
+    assert t_quantile_975(10**9) == pytest.approx(1.959964, abs=1e-6)
+    m, hw = mean_ci(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert m == 3.0
+    assert hw == pytest.approx(2.776445 * math.sqrt(2.5) / math.sqrt(5), abs=1e-6)
+    assert math.isnan(mean_ci(np.array([4.0]))[1])
+
+
+def test_t_quantiles_match_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    for df in list(range(1, 60)) + [100, 500, 5000]:
+        assert t_quantile_975(df) == pytest.approx(stats.t.ppf(0.975, df), rel=2e-5)
+
+
+def test_clustered_ci_averages_within_a_deal_first() -> None:
+    # Three deals of four correlated games; the deal means are exactly 1, 2, 3.
+    values = np.array([0.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.5, 2.5, 3.0, 4.0, 2.0, 3.0])
+    unit = np.repeat(np.arange(3), 4)
+    m, hw = clustered_mean_ci(values, unit, 3)
+    assert m == pytest.approx(2.0)
+    assert hw == pytest.approx(4.302653 * 1.0 / math.sqrt(3), abs=1e-6)  # sd of (1, 2, 3) is 1
+    # Treating the 12 games as independent would claim a much narrower interval.
+    assert mean_ci(values)[1] < hw / 2
+
+
+def _synthetic() -> Evaluation:
+    """Two agents, a in one seat and b in two, over two deals of three seatings; hands = 1."""
+    game = make_game("bobs_hat", players=3, hands=1)
+    totals = np.array(
+        [[1, 0, 0], [0, 1, 2], [0, 0, 1], [3, 3, 0], [0, 3, 6], [0, 0, 3]],
+        dtype=np.int64,
+    )
+    return Evaluation(
+        game=game,
+        names=["a", "b"],
+        seatings=np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]]),
+        seed=0,
+        duplicate=True,
+        deals=2,
+        batch_size=1,
+        totals=totals,
+        counters=new_counters("bobs_hat", 2),
+    )
+
+
+def test_summary_numbers_on_synthetic_games() -> None:
+    s = _synthetic().summary()
+    a, b = s["agents"]
+    t1 = 12.706205  # t quantile with 1 degree of freedom
+    # a: deal means 1 and 3. b: deal means (0+0+0+2+0+0)/6 = 1/3 and (3+0+0+6+0+0)/6 = 3/2.
+    assert a["mean_per_hand"] == pytest.approx(2.0)
+    assert a["ci95"] == pytest.approx(t1 * 1.0, rel=1e-6)
+    assert b["mean_per_hand"] == pytest.approx((1 / 3 + 1.5) / 2)
+    assert b["ci95"] == pytest.approx(t1 * abs(1.5 - 1 / 3) / 2, rel=1e-6)
+    assert (a["seats_per_game"], b["seats_per_game"]) == (1, 2)
+    d = s["pairwise"][0]
+    assert (d["a"], d["b"]) == ("a", "b")
+    assert d["diff_per_hand"] == pytest.approx((2 / 3 + 1.5) / 2)
+    assert d["ci95"] == pytest.approx(t1 * abs(1.5 - 2 / 3) / 2, rel=1e-6)
+    # Wins: deal 0 a wins games 0 and 2; deal 1 a shares game 3 with b and wins game 5.
+    assert a["win_rate"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert b["win_rate"] == pytest.approx((1 / 6 + 0.25) / 2)
+    assert a["win_rate"] + 2 * b["win_rate"] == pytest.approx(1.0)
+    # a ranks first in both deals.
+    assert a["rating"]["mu"] > b["rating"]["mu"]
+
+
+# --------------------------------------------------------------------------
+# Seatings
+def test_seatings_all_permutations_and_rotations() -> None:
+    assert make_seatings([0, 1, 2, 3]).shape == (24, 4)
+    multiset = make_seatings([0, 1, 2, 2])
+    assert multiset.shape == (12, 4)
+    assert multiset[0].tolist() == [0, 1, 2, 2]
+    rot = make_seatings([0, 1, 2, 3, 4])
+    assert rot.shape == (5, 5)
+    assert make_seatings([0, 0, 0, 0]).shape == (1, 4)
+    for table in (multiset, rot, make_seatings([0, 1, 2, 3], "rotations")):
+        for a in np.unique(table):
+            per_seat = (table == a).sum(axis=0)
+            assert (per_seat == per_seat[0]).all(), "every agent holds every seat equally often"
+
+
+def test_arena_keys_and_seating_keep_default_behaviour() -> None:
+    game = make_game("bobs_hat", players=3, hands=2)
+    plain = play_games(game, [RandomAgent(seed=i) for i in range(3)], 20, seed=5, batch_size=8)
+    keys = rng.game_keys(5, np.arange(20), 0)
+    seating = np.tile(np.arange(3), (20, 1))
+    explicit = play_games(
+        game, [RandomAgent(seed=i) for i in range(3)], 20, seed=0, batch_size=8, keys=keys, seating=seating
+    )
+    assert np.array_equal(plain.totals, explicit.totals)
+
+
+# --------------------------------------------------------------------------
+# Duplicate deals
+@pytest.mark.parametrize("name", ["bobs_hat", "oh_hell"])
+def test_duplicate_deals_identical_across_seatings(tmp_path, name: str) -> None:
+    opts = {"hands": 3} if name == "bobs_hat" else {"deal_style": "short_high"}
+    game = make_game(name, players=4, **opts)
+    path = tmp_path / "games.jsonl"
+    ev = evaluate(game, SPECS, 3, seed=11, batch_size=24, records_path=path)
+    records = [r for _, r in read_jsonl(path)]
+    assert len(records) == ev.totals.shape[0] == 3 * 12
+    chance = "trump" if name == "bobs_hat" else "trump_card"
+    by_deal: dict[int, list[dict]] = defaultdict(list)
+    for g, r in enumerate(records):
+        assert replay_record(r) == []
+        assert r["totals"] == ev.totals[g].tolist()
+        by_deal[g // 12].append(r)
+    seen_deals = set()
+    for d, group in by_deal.items():
+        assert {r["seed"] for r in group} == {int(rng.game_keys(11, d, 0))}
+        first = group[0]
+        for r in group:
+            for h0, h in zip(first["hands"], r["hands"]):
+                assert h["deal"] == h0["deal"] and h[chance] == h0[chance] and h["dealer"] == h0["dealer"]
+        seatings = sorted(tuple(r["agents"]) for r in group)
+        assert len(set(seatings)) == 12 and all(sorted(s) == sorted(SPECS) for s in seatings)
+        seen_deals.add(json.dumps(first["hands"][-1]["deal"]))
+    assert len(seen_deals) == 3, "different deals differ"
+
+
+def test_no_duplicate_gives_every_game_its_own_deal(tmp_path) -> None:
+    game = make_game("bobs_hat", players=4, hands=1)
+    path = tmp_path / "games.jsonl"
+    evaluate(game, SPECS, 2, seed=1, duplicate=False, records_path=path)
+    records = [r for _, r in read_jsonl(path)]
+    assert len({r["seed"] for r in records}) == len(records) == 24
+    assert len({json.dumps(r["hands"][0]["deal"]) for r in records}) == 24
+
+
+@pytest.mark.parametrize("name", ["bobs_hat", "oh_hell"])
+def test_bid_counters_agree_with_totals(name: str) -> None:
+    game = make_game(
+        name, players=4, **({"hands": 4, "no_bid": True, "double_fewest": True} if name == "bobs_hat" else {})
+    )
+    ev = evaluate(game, SPECS, 4, seed=3, batch_size=20)
+    c = ev.counters
+    for a in range(3):
+        assert c["score_sum"][a] == ev.agent_scores(a).sum()
+    seats = np.array([1, 1, 2])
+    hands = c["hands"] if name == "bobs_hat" else c["hands"].sum(axis=1)
+    assert hands.tolist() == (ev.totals.shape[0] * ev.hands * seats).tolist()
+    s = ev.summary()
+    if name == "bobs_hat":
+        first, last = s["agents"][0]["bids"], s["agents"][1]["bids"]
+        assert first["types"]["no_bid"]["rate"] == pytest.approx(1 / ev.hands)  # once per game, then most blue
+        assert first["hat"]["chose_plus"] == 1.0 and last["hat"]["chose_plus"] == 0.0
+        assert last["types"]["double_fewest"]["rate"] == 1.0 and last["mean_bid_cards"] == 5.0
+        assert first["hat"]["dealer_hands"] == ev.totals.shape[0] * ev.hands // 4
+    else:
+        first = s["agents"][0]["bids"]
+        assert first["mean_bid"] < 0.2 and 0 <= first["exact_rate"] <= 1
+
+
+# --------------------------------------------------------------------------
+# Report, workers, command line
+def test_json_schema() -> None:
+    game = make_game("bobs_hat", players=4, hands=2)
+    s = evaluate(game, SPECS, 3, seed=0).summary()
+    json.dumps(s, allow_nan=False)
+    assert s["schema"] == "bobshat.eval/1"
+    for key in ("game", "config", "seed", "duplicate", "deals", "seatings", "games", "hands_per_game", "run"):
+        assert key in s
+    assert [a["name"] for a in s["agents"]] == ["test_first", "test_last", "random"]
+    for a in s["agents"]:
+        assert isinstance(a["mean_per_hand"], float) and a["ci95"] > 0 and 0 <= a["win_rate"] <= 1
+        assert a["mean_per_game"] == pytest.approx(a["mean_per_hand"] * 2)
+        assert set(a["rating"]) == {"mu", "sigma", "ordinal"}
+        assert set(a["bids"]["types"]) == {"most_blue", "most_red", "most_black", "fewest", "double_fewest", "no_bid"}
+        assert {"rate", "success", "points", "points_per_hand"} <= set(a["bids"]["types"]["fewest"])
+        assert {"chose_plus", "dealer_kept", "held_plus", "held_minus", "points_per_hand"} <= set(a["bids"]["hat"])
+    assert sum(a["win_rate"] * a["seats_per_game"] for a in s["agents"]) == pytest.approx(1.0)
+    assert len(s["pairwise"]) == 3 and len(s["seats"]) == 4
+
+
+def _without_run(s: dict) -> dict:
+    return {k: v for k, v in s.items() if k != "run"}
+
+
+def test_workers_give_identical_results() -> None:
+    game = make_game("bobs_hat", players=4, hands=2)
+    one = evaluate(game, SPECS, 7, seed=4, batch_size=24, workers=1)
+    two = evaluate(game, SPECS, 7, seed=4, batch_size=24, workers=2, mp_context="fork")
+    assert np.array_equal(one.totals, two.totals)
+    for k in one.counters:
+        assert np.array_equal(one.counters[k], two.counters[k])
+    assert _without_run(one.summary()) == _without_run(two.summary())
+
+
+def test_cli_eval_tiny_run(tmp_path, capsys) -> None:
+    out1, out2 = tmp_path / "one.json", tmp_path / "two.json"
+    common = ["eval", "--players", "3", "--hands", "2", "--agents", "random,random,random", "--deals", "5"]
+    common += ["--batch-size", "2", "--quiet"]
+    rec, png = tmp_path / "g.jsonl", tmp_path / "p.png"
+    assert main(common + ["--json", str(out1), "--records", str(rec), "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "per hand" in text and "Bob's Hat" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(list(read_jsonl(rec))) == 5
+    # Spread over two spawned processes: the same numbers.
+    assert main(common + ["--json", str(out2), "--workers", "2"]) == 0
+    one, two = json.loads(out1.read_text()), json.loads(out2.read_text())
+    assert _without_run(one) == _without_run(two) and two["run"]["workers"] == 2
+    assert one["agents"][0]["rating"] is None  # one entrant: nothing to rate
+
+
+def test_cli_eval_oh_hell_and_errors(tmp_path, capsys) -> None:
+    png = tmp_path / "oh.png"
+    args = ["eval", "--game", "oh_hell", "--players", "3", "--deal-style", "short_low", "--deals", "2", "--quiet"]
+    assert main(args + ["--agents", "random,random,random", "--plot", str(png)]) == 0
+    assert "exact" in capsys.readouterr().out and png.exists()
+    assert main(["eval", "--agents", "random,random", "--deals", "2", "--quiet"]) == 2
+    assert "--agents names 2 agents" in capsys.readouterr().err
+    assert main(["eval", "--agents", "nosuchbot,random,random,random", "--deals", "2", "--quiet"]) == 2

@@ -1,0 +1,172 @@
+"""PPO training: smoke runs through the CLI, checkpoints, resume, masking, credit assignment, bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent, register
+from agents.arena import play_games
+from agents.base import RandomAgent
+from agents.ppo_agent import (
+    CheckpointError,
+    PolicyNet,
+    PPOAgent,
+    load_checkpoint,
+    masked_logits,
+    sample_actions,
+    save_checkpoint,
+)
+from bobshat_env.cli import main as cli_main
+from bobshat_env.games import make_game
+from train.ppo import interleaved_gae, parse_args
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.yaml")
+
+
+def _train(tmp_path: Path, capsys: pytest.CaptureFixture, *extra: str) -> dict:
+    rc = cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), *extra])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out.strip().splitlines()[-1])
+
+
+def test_smoke_run_checkpoints_loads_as_agent_and_resumes(tmp_path, capsys):
+    summary = _train(tmp_path, capsys, "--total-decisions", "384")
+    run = Path(summary["run_dir"])
+    assert summary["global_step"] == 512  # whole iterations of 32 games x 8 steps
+    assert np.isfinite(summary["losses/value_loss"]) and np.isfinite(summary["losses/entropy"])
+    assert (run / "ckpt.pt").is_file() and (run / "policy.pt").is_file()
+    assert list(run.glob("events.out.tfevents.*"))
+    _, meta = load_checkpoint(run / "ckpt.pt")
+    assert meta["global_step"] == 512 and meta["iteration"] == 2
+    assert not list(run.glob(".*tmp*"))  # atomic writes leave no temporary files
+
+    game = make_game("bobs_hat", players=4, hands=2)
+    for path in ("policy.pt", "ckpt.pt"):
+        agent = make_agent(f"ppo:{run / path}", game)
+        res = play_games(game, [agent, RandomAgent(seed=1), agent, RandomAgent(seed=2)], 8, seed=3)
+        assert res.totals.shape == (8, 4)
+    sampler = make_agent(f"ppo:{run / 'policy.pt'},sample=true", game, seed=0)
+    assert isinstance(sampler, PPOAgent) and sampler.sample
+
+    # the same run again without --resume is refused; with it, the global step continues
+    assert cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), "--total-decisions", "384"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    summary = _train(tmp_path, capsys, "--total-decisions", "1024", "--resume")
+    assert summary["global_step"] == 1024
+    tensors, meta = load_checkpoint(run / "ckpt.pt")
+    assert meta["iteration"] == 4 and any(k.startswith("optim.") for k in tensors)
+    assert any(k.startswith("pool.") for k in tensors)  # snapshots are part of the state
+
+
+def test_pool_opponents_that_need_the_public_record_get_it(tmp_path, capsys):
+    seen = []
+
+    class PublicRandom(RandomAgent):
+        needs_public = True
+
+        def act(self, obs, mask, seat, public=None):
+            assert public is not None and public["void"].shape == (len(obs), 4, 3)
+            seen.append(len(obs))
+            return super().act(obs, mask, seat)
+
+    register("test_public_random", PublicRandom)
+    _train(tmp_path, capsys, "--heuristics", "test_public_random", "--self-play-prob", "0", "--total-decisions", "256")
+    assert sum(seen) > 0
+
+
+def test_masked_logits_never_sample_an_illegal_action():
+    gen = torch.Generator().manual_seed(0)
+    B, A = 4096, 86
+    mask = torch.rand(B, A, generator=gen) < 0.1
+    mask[torch.arange(B), torch.randint(A, (B,), generator=gen)] = True
+    raw = torch.randn(B, A, generator=gen) * 5
+    raw[~mask] += 60.0  # illegal actions look best to the raw network
+    logits = masked_logits(raw, mask)
+    for _ in range(50):
+        a = sample_actions(logits, gen)
+        assert mask[torch.arange(B), a].all()
+    probs = torch.softmax(logits, dim=-1)
+    assert probs[~mask].max() < 1e-30
+    assert torch.isfinite(-(probs * torch.log_softmax(logits, -1)).sum(-1)).all()
+    agent = PPOAgent(PolicyNet(10, A, (8,)), sample=True, seed=0)
+    with torch.no_grad():
+        agent.net.policy.bias[:] = (~mask[0]).float() * 100  # the raw policy wants illegal actions
+    for sample in (True, False):
+        agent.sample = sample
+        acts = agent.act(np.random.rand(B, 10).astype(np.float32), mask.numpy(), np.zeros(B, dtype=np.int64))
+        assert mask.numpy()[np.arange(B), acts].all()
+
+
+def test_interleaved_gae_matches_per_sequence_recursion():
+    rng = np.random.default_rng(0)
+    B, P, T, gamma, lam = 5, 3, 40, 0.97, 0.9
+    rows = []
+    for t in range(T):  # one decision per game and step, by a random seat, in some games
+        for g in np.nonzero(rng.random(B) < 0.7)[0]:
+            rows.append((t, g, rng.integers(P)))
+    step_start = np.searchsorted([r[0] for r in rows], np.arange(T + 1))
+    n = len(rows)
+    game, seat = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+    rew, val = rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+    done = rng.random(n) < 0.2
+    boot = rng.normal(size=(B, P)).astype(np.float32)
+    adv = interleaved_gae(rew, val, done, game, seat, step_start, boot, gamma, lam)
+    for g in range(B):
+        for p in range(P):
+            idx = np.nonzero((game == g) & (seat == p))[0]
+            nv, na = boot[g, p], 0.0
+            for i in idx[::-1]:
+                live = 1.0 - done[i]
+                na = rew[i] + gamma * nv * live - val[i] + gamma * lam * live * na
+                nv = val[i]
+                assert adv[i] == pytest.approx(na, rel=1e-4, abs=1e-5)
+
+
+def test_missing_corrupt_and_incompatible_checkpoints_fail_clearly(tmp_path, capsys):
+    game = make_game("bobs_hat", players=4)
+    with pytest.raises(FileNotFoundError, match="no checkpoint at"):
+        make_agent(f"ppo:{tmp_path / 'missing.pt'}", game)
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable bobshat checkpoint"):
+        make_agent(f"ppo:{bad}", game)
+    torch.save({"weights": torch.zeros(3)}, bad)  # a tensor file, but not ours
+    with pytest.raises(CheckpointError, match="no '__meta__'"):
+        make_agent(f"ppo:{bad}", game)
+    torch.save({"code": Path("x")}, bad)  # arbitrary objects are refused by weights_only loading
+    with pytest.raises(CheckpointError, match="not a readable"):
+        make_agent(f"ppo:{bad}", game)
+
+    net = PolicyNet(game.obs_size(), game.n_actions, (16,))
+    meta = {"game": "bobs_hat", "players": 4, "obs_size": net.obs_size, "n_actions": net.n_actions, "hidden": [16]}
+    good = tmp_path / "good.pt"
+    save_checkpoint(good, {f"policy.{k}": v for k, v in net.state_dict().items()}, meta)
+    assert isinstance(make_agent(f"ppo:{good}", game), PPOAgent)
+    with pytest.raises(CheckpointError, match=r"4 players.*5 players: obs_size"):
+        make_agent(f"ppo:{good}", make_game("bobs_hat", players=5))
+
+    assert cli_main(["simulate", "--games", "2", "--agents", f"ppo:{bad},random,random,random"]) == 2
+    assert "not a readable bobshat checkpoint" in capsys.readouterr().err
+
+
+def test_configs_parse_and_bad_keys_are_named(tmp_path):
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        args = parse_args(["--config", str(path)])
+        assert args.total_decisions > 0
+    args = parse_args(["--config", SMOKE, "--hidden", "64,32", "--gamma", "1", "--resume", "--game-options={hands: 3}"])
+    assert args.hidden == [64, 32] and args.gamma == 1.0 and args.resume and args.game_options == {"hands": 3}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("total_decisions: 10\nlearning_rat: 0.1\n")
+    with pytest.raises(ValueError, match="unknown key.*learning_rat"):
+        parse_args(["--config", str(bad)])
+    with pytest.raises(ValueError, match="num_envs must be of type int"):
+        parse_args(["--config", SMOKE, "--num-envs", "many"])
+    with pytest.raises(ValueError, match="train_for must be one of"):
+        parse_args(["--config", SMOKE, "--train-for", "trick"])

@@ -1,0 +1,1019 @@
+"""Duplicate tournaments between bots: scores with confidence intervals, ratings, bidding reports, plots.
+
+``bobshat eval --agents strong,simple,random,random --deals 2000`` runs this module.
+
+Duplicate play
+    A *deal* is everything chance decides in a game: its 64-bit key (the trump,
+    the cards of every hand, a random first dealer; see
+    :mod:`bobshat_env.core.rng`). Deal ``d`` has key ``rng.game_keys(seed, d)``
+    (the key of game ``d`` of ``bobshat simulate --seed SEED``) and is played
+    once per *seating*: an assignment of the agents to the seats. The seatings
+    are all distinct permutations of the agent list when ``P! <= 24`` (up to 4
+    players), else its ``P`` rotations (``seatings="all"`` / ``"rotations"``
+    choose). Every agent so holds every seat's cards equally often, and the
+    luck of the cards cancels within a deal. An agent named twice (``random``
+    in two seats) is one entrant that sits in two seats of every game.
+    With ``duplicate=False`` every game gets a deal of its own (key
+    ``rng.game_keys(seed, g)`` for game ``g``); the seatings still cycle, so
+    only the sharing of deals is switched off.
+
+Statistics
+    Games are grouped in units of one deal (its ``R`` seatings; with
+    ``duplicate=False`` a block of ``R`` consecutive games). The games of a
+    deal are correlated, so every statistic is first averaged within the deal
+    (over its games and the seats the agent held), and means and 95%
+    confidence intervals (Student t, ``n_deals - 1`` degrees of freedom) are
+    taken over the per-deal values, which are independent. Pairwise
+    differences are paired per deal. ``win_rate`` counts a shared first place
+    as ``1 / (number tied)``, so the win rates of a table add up to 1 and an
+    even field gives ``1 / P``. The rating is OpenSkill's Plackett-Luce model
+    (``openskill`` package), one match per deal in deal order, the agents
+    ranked by their mean score in that deal (equal means share a rank).
+
+Reproducibility
+    Deals are split into chunks of ``batch_size // R`` deals (fewer when that
+    leaves under 4 chunks; at least 1) whose games are stepped together; each
+    chunk builds its agents afresh with seeds derived from
+    ``(seed, chunk, agent)``. ``workers`` spreads chunks over
+    processes: the numbers are the same for any number of workers (they
+    depend on ``seed``, ``deals``, the agents, the options and ``batch_size``).
+
+Bidding statistics come from the engine's state during play (bids, cards
+or tricks taken and hand scores at each hand's end, each hand checked
+against the engine's own score), so they need no records.
+
+JSON schema (``--json``; ``Evaluation.summary()``)::
+
+    {
+      "schema": "bobshat.eval/1",
+      "game": "bobs_hat" | "oh_hell",
+      "config": {...game options...},
+      "seed": int, "duplicate": bool, "deals": int,
+      "seatings": [[agent name by seat], ...],      # the R seatings of every deal
+      "games": int,                                 # deals * R
+      "hands_per_game": int, "batch_size": int,
+      "agents": [{
+        "name": str,                                # the agent spec
+        "seats_per_game": int,
+        "mean_per_hand": float, "ci95": float,      # score per hand, CI half-width
+        "mean_per_game": float, "ci95_per_game": float,
+        "sd_per_game": float,                       # spread of single games' totals
+        "win_rate": float, "win_rate_ci95": float,
+        "rating": {"mu": float, "sigma": float, "ordinal": float} | null,
+        "bids": {...}                               # see below
+      }, ...],
+      "pairwise": [{"a": str, "b": str, "diff_per_hand": float, "ci95": float,
+                    "diff_per_game": float, "ci95_per_game": float}, ...],   # a minus b
+      "seats": [{"seat": int, "mean_per_hand": float, "ci95": float}, ...],
+      "run": {"seconds": float, "decisions": int, "workers": int}   # timing, not results
+    }
+
+``bids`` for Where's Bob's Hat?::
+
+    {"hands": int,                       # hands the agent played (one per seat held)
+     "mean_bid_cards": float,            # bid cards per hand (double fewest counts 2)
+     "types": {"most_blue" | "most_red" | "most_black" | "fewest" | "double_fewest":
+                   {"rate": float,       # share of hands with this bid
+                    "success": float | null,   # share of those bids made
+                    "points": float | null,    # mean points per such bid
+                    "points_per_hand": float}, # its contribution per hand
+               "no_bid": {"rate": float}},
+     "hat": {"dealer_hands": int,
+             "chose_plus": float | null,       # share of its deals with the +10 hat
+             "dealer_kept": float | null,      # share of its deals it ended holding the hat
+             "held_plus": float, "held_minus": float,   # share of hands ending with the +10 / -10 hat
+             "points_per_hand": float},        # hat points scored per hand
+     "reneges": int}
+
+``bids`` for Oh Hell::
+
+    {"hands": int, "mean_bid": float, "mean_taken": float,
+     "bid_fraction": float,               # mean of bid / hand size
+     "exact_rate": float, "over_rate": float, "under_rate": float,
+     "zero_bid_rate": float, "zero_bid_exact": float | null,
+     "by_hand_size": {"<size>": {"hands": int, "mean_bid": float, "mean_taken": float,
+                                 "exact_rate": float}, ...}}
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+
+from agents import make_agent
+from agents.arena import play_games
+from agents.registry import split_specs
+from bobshat_env.core import rng
+from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
+from bobshat_env.games import Game, make_game
+
+SCHEMA = "bobshat.eval/1"
+BH_BID_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest", "no_bid")
+SEATINGS = ("auto", "all", "rotations")
+OH_MAX_SIZE = 10
+
+# Two-sided 95% Student t quantiles t_{0.975, df} for df = 1..30.
+_T975 = (
+    12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
+    2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
+    2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272,
+)  # fmt: skip
+
+
+# ==========================================================================
+# Statistics
+def t_quantile_975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (a table to 30, then Cornish-Fisher)."""
+    if df < 1:
+        return math.nan
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
+
+
+def mean_ci(x: np.ndarray) -> tuple[float, float]:
+    """Mean of independent values and the half-width of its 95% confidence interval (Student t).
+
+    The half-width is NaN with fewer than two values.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    n = x.shape[0]
+    if n == 0:
+        return math.nan, math.nan
+    mean = float(x.mean())
+    if n < 2:
+        return mean, math.nan
+    return mean, float(t_quantile_975(n - 1) * x.std(ddof=1) / math.sqrt(n))
+
+
+def unit_means(values: np.ndarray, unit: np.ndarray, weight: np.ndarray, n_units: int) -> np.ndarray:
+    """Weighted mean of ``values`` within each unit (deal): ``(n_units,)``, NaN where a unit has no weight.
+
+    values, unit, weight: arrays of one shape; ``unit`` holds 0..n_units-1.
+    This is the "average the correlated rotations of a deal first" step.
+    """
+    u = np.asarray(unit, dtype=np.int64).reshape(-1)
+    w = np.asarray(weight, dtype=np.float64).reshape(-1)
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    s = np.bincount(u, weights=v * w, minlength=n_units)
+    n = np.bincount(u, weights=w, minlength=n_units)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s / n
+
+
+def clustered_mean_ci(values: np.ndarray, unit: np.ndarray, n_units: int) -> tuple[float, float]:
+    """Mean and 95% CI half-width of ``values`` whose units (deals) are independent but whose members are not."""
+    m = unit_means(values, unit, np.ones(np.shape(values)), n_units)
+    return mean_ci(m[~np.isnan(m)])
+
+
+def win_shares(totals: np.ndarray) -> np.ndarray:
+    """(G, P) share of the win of each seat: ``1 / (number tied)`` for the highest totals, else 0."""
+    top = totals == totals.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def openskill_ratings(scores: np.ndarray) -> list[dict[str, float]] | None:
+    """Plackett-Luce ratings from matches: ``scores`` (n_matches, n_agents), higher is better.
+
+    One match per row, in row order, agents ranked by score (equal scores share
+    a rank). Returns ``{"mu", "sigma", "ordinal"}`` per agent, or None for
+    fewer than two agents.
+    """
+    from openskill.models import PlackettLuce  # noqa: PLC0415 - optional weight, imported on use
+
+    n_agents = scores.shape[1]
+    if n_agents < 2:
+        return None
+    model = PlackettLuce()
+    ratings = [model.rating() for _ in range(n_agents)]
+    for row in np.asarray(scores, dtype=np.float64):
+        if np.isnan(row).any():
+            continue
+        ranks = (row[None, :] > row[:, None]).sum(axis=1) + 1  # 1 = best; ties share
+        new = model.rate([[r] for r in ratings], ranks=ranks.tolist())
+        ratings = [team[0] for team in new]
+    return [{"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())} for r in ratings]
+
+
+# ==========================================================================
+# Seatings and chunks
+def agent_names(specs: list[str]) -> tuple[list[str], list[int]]:
+    """Distinct agents (in order of first appearance) and each seat's index into them."""
+    names: list[str] = []
+    for s in specs:
+        if s not in names:
+            names.append(s)
+    return names, [names.index(s) for s in specs]
+
+
+def make_seatings(base: list[int], mode: str = "auto") -> np.ndarray:
+    """(R, P) agent index per seat for each seating of a deal, the given seating first.
+
+    ``all``: every distinct permutation; ``rotations``: the P rotations (distinct
+    ones); ``auto``: all when ``P! <= 24``, else rotations.
+    """
+    if mode not in SEATINGS:
+        raise ValueError(f"seatings must be one of {', '.join(SEATINGS)}, got {mode!r}")
+    P = len(base)
+    if mode == "auto":
+        mode = "all" if math.factorial(P) <= 24 else "rotations"
+    if mode == "all":
+        cands = [tuple(base)] + sorted(set(itertools.permutations(base)))
+    else:
+        cands = [tuple(base[-r:] + base[:-r]) if r else tuple(base) for r in range(P)]
+    out: list[tuple[int, ...]] = []
+    for c in cands:
+        if c not in out:
+            out.append(c)
+    return np.array(out, dtype=np.int64)
+
+
+def _agent_seed(seed: int, chunk: int, agent: int) -> int:
+    ss = np.random.SeedSequence([rng.seed_to_base(seed), chunk, agent])
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+@dataclass
+class _Chunk:
+    """One unit of work: deals [d0, d1) with all their seatings, played in one batch."""
+
+    index: int
+    d0: int
+    d1: int
+    game_name: str
+    config: Any
+    names: list[str]
+    seatings: np.ndarray  # (R, P)
+    seed: int
+    duplicate: bool
+    record: bool
+
+
+@dataclass
+class _ChunkResult:
+    index: int
+    totals: np.ndarray  # (G, P) int64
+    counters: dict[str, np.ndarray]
+    records: list[dict]
+    decisions: int
+
+
+# ==========================================================================
+# Per-hand statistics collected during play
+def _bincount(idx: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    out = np.bincount(idx.reshape(-1), weights=None if weights is None else weights.reshape(-1), minlength=n)
+    return np.rint(out).astype(np.int64) if weights is not None else out.astype(np.int64)
+
+
+def new_counters(game_name: str, n_agents: int) -> dict[str, np.ndarray]:
+    """Zeroed integer counters of the bidding report, per agent."""
+    E = n_agents
+    if game_name == "bobs_hat":
+        T = len(BH_BID_TYPES)
+        names1 = ("hands", "score_sum", "cards_sum", "dealer_n", "dealer_plus", "dealer_kept")
+        names1 += ("held_plus", "held_minus", "hat_pts", "renege_n")
+        out = {k: np.zeros(E, dtype=np.int64) for k in names1}
+        out.update({k: np.zeros((E, T), dtype=np.int64) for k in ("bid_n", "made_n", "pts_sum")})
+        return out
+    S = OH_MAX_SIZE + 1
+    names2 = ("hands", "bid_sum", "taken_sum", "exact", "over", "under", "zero", "zero_exact")
+    out = {k: np.zeros((E, S), dtype=np.int64) for k in names2}
+    out["score_sum"] = np.zeros(E, dtype=np.int64)
+    return out
+
+
+class HandStats:
+    """A per-batch observer (the arena's recorder interface) that counts bids, successes and hat outcomes.
+
+    It keeps a copy of the few per-hand arrays after every step: when a step
+    ends a hand the engine has already dealt the next one, so the final bids
+    are the copy's, and the cards or tricks taken are the copy's plus the last
+    trick (from the StepResult). Each hand is checked against the engine's
+    own hand scores, so the report cannot drift from the rules.
+    """
+
+    def __init__(self, game: Game, state: Any, seating: np.ndarray, counters: dict[str, np.ndarray]) -> None:
+        self.game = game
+        self.cfg = game.config
+        self.seating = np.asarray(seating, dtype=np.int64)  # (B, P) agent index per seat
+        self.counters = counters
+        self.n_agents = counters["score_sum"].shape[0]
+        self._snapshot(state)
+
+    def _snapshot(self, state: Any) -> None:
+        self.bids = state.bids.astype(np.int64)
+        self.taken = state.taken.astype(np.int64)
+        self.dealer = state.dealer.astype(np.int64)
+        self.size = np.asarray(state.hand_size).astype(np.int64)
+        if self.game.name == "bobs_hat":
+            self.hat_value = state.hat_value.astype(np.int64)
+            self.hat_holder = state.hat_holder.astype(np.int64)
+
+    def observe_step(
+        self, before: tuple[np.ndarray, np.ndarray], actions: Any, active: Any, res: Any, state: Any
+    ) -> None:
+        h = np.nonzero(np.asarray(res.hand_done))[0]
+        if h.size:
+            if self.game.name == "bobs_hat":
+                self._bobs_hat_hands(h, res)
+            else:
+                self._oh_hell_hands(h, res)
+        renege = getattr(res, "renege", None)
+        if renege is not None and np.any(renege):
+            g = np.nonzero(renege)[0]
+            who = self.seating[g, np.asarray(before[1])[g].astype(np.int64)]
+            self.counters["renege_n"] += _bincount(who, self.n_agents)
+        self._snapshot(state)
+
+    def records(self) -> list[dict]:
+        return []
+
+    def _check(self, pts: np.ndarray, res: Any, h: np.ndarray) -> None:
+        if not np.array_equal(pts, np.asarray(res.rewards)[h]):
+            raise RuntimeError("hand statistics disagree with the engine's hand scores; please report this")
+
+    def _bobs_hat_hands(self, h: np.ndarray, res: Any) -> None:
+        mod, cfg, c, E = self.game.module, self.cfg, self.counters, self.n_agents
+        n = h.size
+        rows = np.arange(n)
+        bids, size = self.bids[h], self.size[h]
+        taken = self.taken[h].copy()
+        cards = np.asarray(res.trick_cards)[h].astype(np.int64)
+        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
+        suits = BOBS_HAT_DECK.suit_of[cards]
+        for s in range(3):
+            taken[rows, winner, s] += (suits == s).sum(axis=1)
+        holder = np.where(BH_IS_HAT_CARD[cards].any(axis=1), winner, self.hat_holder[h])
+        value = self.hat_value[h]
+        self._check(mod.score_hand(cfg, bids, taken, value, holder, size), res, h)
+
+        who = self.seating[h]  # (n, P)
+        no_hat, centre = np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        c["hands"] += _bincount(who, E)
+        c["score_sum"] += _bincount(who, E, np.asarray(res.rewards)[h].astype(np.float64))
+        fewest = bids // 8
+        c["cards_sum"] += _bincount(who, E, (((bids[..., None] >> np.arange(3)) & 1).sum(axis=2) + fewest) * 1.0)
+        parts = [np.where((bids >> i) & 1, 1 << i, 0) for i in range(3)]
+        parts += [np.where(fewest == 1, 8, 0), np.where(fewest == 2, 16, 0)]
+        for t, code in enumerate(parts):
+            has = code > 0
+            pts = mod.score_hand(cfg, code, taken, no_hat, centre, size)
+            c["bid_n"][:, t] += _bincount(who[has], E)
+            c["made_n"][:, t] += _bincount(who[has & (pts > 0)], E)
+            c["pts_sum"][:, t] += _bincount(who[has], E, pts[has].astype(np.float64))
+        c["bid_n"][:, BH_BID_TYPES.index("no_bid")] += _bincount(who[bids == 0], E)
+
+        dealer = self.dealer[h]
+        d_who = who[rows, dealer]
+        c["dealer_n"] += _bincount(d_who, E)
+        c["dealer_plus"] += _bincount(d_who[value > 0], E)
+        c["dealer_kept"] += _bincount(d_who[holder == dealer], E)
+        held = holder >= 0
+        h_who = who[rows[held], holder[held]]
+        c["held_plus"] += _bincount(h_who[value[held] > 0], E)
+        c["held_minus"] += _bincount(h_who[value[held] < 0], E)
+        scores_hat = bids[rows[held], holder[held]] != 0
+        c["hat_pts"] += _bincount(h_who[scores_hat], E, value[held][scores_hat].astype(np.float64))
+
+    def _oh_hell_hands(self, h: np.ndarray, res: Any) -> None:
+        mod, cfg, c, E = self.game.module, self.cfg, self.counters, self.n_agents
+        n = h.size
+        S = OH_MAX_SIZE + 1
+        bids = self.bids[h]
+        taken = self.taken[h].copy()
+        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
+        taken[np.arange(n), winner] += 1
+        self._check(mod.score_hand(cfg, bids, taken), res, h)
+        who = self.seating[h]
+        idx = who * S + self.size[h][:, None]
+        c["score_sum"] += _bincount(who, E, np.asarray(res.rewards)[h].astype(np.float64))
+
+        def add(name: str, sel: np.ndarray, w: np.ndarray | None = None) -> None:
+            c[name] += _bincount(idx[sel], E * S, None if w is None else w[sel].astype(np.float64)).reshape(E, S)
+
+        every = np.ones_like(bids, dtype=bool)
+        add("hands", every)
+        add("bid_sum", every, bids)
+        add("taken_sum", every, taken)
+        add("exact", taken == bids)
+        add("over", taken > bids)
+        add("under", taken < bids)
+        add("zero", bids == 0)
+        add("zero_exact", (bids == 0) & (taken == 0))
+
+
+class _Observers:
+    """Forwards the arena's per-step hook to the hand statistics and an optional Recorder."""
+
+    def __init__(self, stats: HandStats, recorder: Any = None) -> None:
+        self.stats = stats
+        self.recorder = recorder
+
+    def observe_step(self, before: Any, actions: Any, active: Any, res: Any, state: Any) -> None:
+        self.stats.observe_step(before, actions, active, res, state)
+        if self.recorder is not None:
+            self.recorder.observe_step(before, actions, active, res, state)
+
+    def records(self) -> list[dict]:
+        return self.recorder.records() if self.recorder is not None else []
+
+
+def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) -> _ChunkResult:
+    """Play one chunk of deals (module level so worker processes can run it)."""
+    game = make_game(chunk.game_name, config=chunk.config)
+    R, P = chunk.seatings.shape
+    deals = np.arange(chunk.d0, chunk.d1)
+    n_games = deals.size * R
+    seating = np.tile(chunk.seatings, (deals.size, 1))  # game j: deal j // R, seating j % R
+    if chunk.duplicate:
+        keys = rng.game_keys(chunk.seed, np.repeat(deals, R), 0)
+    else:
+        keys = rng.game_keys(chunk.seed, chunk.d0 * R + np.arange(n_games), 0)
+    agents = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(chunk.names)]
+    counters = new_counters(game.name, len(chunk.names))
+
+    def factory(g: Game, state: Any, ids: np.ndarray) -> _Observers:
+        recorder = None
+        if chunk.record:
+            from bobshat_env.records import Recorder  # noqa: PLC0415 - only when recording
+
+            recorder = Recorder(g, state)
+            recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
+        return _Observers(HandStats(g, state, seating[ids], counters), recorder)
+
+    res = play_games(
+        game,
+        agents,
+        n_games,
+        batch_size=max(n_games, 1),
+        recorder_factory=factory,
+        progress=progress,
+        keys=keys,
+        seating=seating,
+    )
+    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions)
+
+
+# ==========================================================================
+# Progress bar
+class ProgressBar:
+    """A one-line progress bar on stderr (a line per quarter when stderr is not a terminal)."""
+
+    def __init__(self, total: int, label: str = "games", stream: Any = None, enabled: bool = True) -> None:
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = time.perf_counter()
+        self._last = 0.0
+        self._quarter = 0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if self.tty:
+            if now - self._last >= 0.2 or self.done >= self.total:
+                self._last = now
+                self.stream.write("\r" + self._line(now))
+                self.stream.flush()
+        elif self.total and self.done * 4 // self.total > self._quarter:
+            self._quarter = self.done * 4 // self.total
+            self.stream.write(self._line(now) + "\n")
+            self.stream.flush()
+
+    def _line(self, now: float) -> str:
+        frac = self.done / self.total if self.total else 1.0
+        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
+        el = now - self.t0
+        eta = el * (1 - frac) / frac if frac > 0 else math.nan
+        return f"[{bar}] {self.done}/{self.total} {self.label} {el:6.1f} s, ETA {eta:5.0f} s"
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ==========================================================================
+# The tournament
+@dataclass
+class Evaluation:
+    """Everything a tournament measured; :meth:`summary` turns it into the JSON report."""
+
+    game: Game
+    names: list[str]  # distinct agents (specs)
+    seatings: np.ndarray  # (R, P) agent index per seat
+    seed: int
+    duplicate: bool
+    deals: int
+    batch_size: int
+    totals: np.ndarray  # (G, P) final totals; game g is deal g // R, seating g % R
+    counters: dict[str, np.ndarray]
+    decisions: int = 0
+    seconds: float = 0.0
+    workers: int = 1
+    _summary: dict | None = field(default=None, repr=False)
+
+    @property
+    def n_seatings(self) -> int:
+        return int(self.seatings.shape[0])
+
+    @property
+    def hands(self) -> int:
+        return int(self.game.config.hands)
+
+    @property
+    def seating(self) -> np.ndarray:
+        """(G, P) agent index in each seat of each game."""
+        return np.tile(self.seatings, (self.deals, 1))
+
+    @property
+    def deal_of(self) -> np.ndarray:
+        """(G,) deal (unit) index of each game."""
+        return np.repeat(np.arange(self.deals), self.n_seatings)
+
+    def agent_scores(self, a: int) -> np.ndarray:
+        """Final totals of every game and seat agent ``a`` played (1-D)."""
+        return self.totals[self.seating == a]
+
+    def per_deal(self, values: np.ndarray) -> np.ndarray:
+        """(deals, n_agents) mean of per-seat ``values`` (G, P) over each deal's games and each agent's seats."""
+        unit = np.broadcast_to(self.deal_of[:, None], values.shape)
+        seat_agent = self.seating
+        return np.stack([unit_means(values, unit, seat_agent == a, self.deals) for a in range(len(self.names))], axis=1)
+
+    def summary(self) -> dict:
+        """The report as plain JSON-able data (schema in the module docstring)."""
+        if self._summary is not None:
+            return self._summary
+        H = self.hands
+        per_hand = self.totals / H
+        x = self.per_deal(per_hand)  # (D, E)
+        w = self.per_deal(win_shares(self.totals))
+        ratings = openskill_ratings(x)
+        agents = []
+        for a, name in enumerate(self.names):
+            m, ci = mean_ci(x[:, a])
+            wm, wci = mean_ci(w[:, a])
+            scores = self.agent_scores(a)
+            sd = float(np.std(scores, ddof=1)) if scores.size > 1 else math.nan
+            agents.append(
+                {
+                    "name": name,
+                    "seats_per_game": int((self.seatings[0] == a).sum()),
+                    "mean_per_hand": m,
+                    "ci95": ci,
+                    "mean_per_game": m * H,
+                    "ci95_per_game": ci * H,
+                    "sd_per_game": sd,
+                    "win_rate": wm,
+                    "win_rate_ci95": wci,
+                    "rating": ratings[a] if ratings else None,
+                    "bids": self._bid_report(a),
+                }
+            )
+        pairwise = []
+        for a, b in itertools.combinations(range(len(self.names)), 2):
+            m, ci = mean_ci(x[:, a] - x[:, b])
+            pairwise.append(
+                {
+                    "a": self.names[a],
+                    "b": self.names[b],
+                    "diff_per_hand": m,
+                    "ci95": ci,
+                    "diff_per_game": m * H,
+                    "ci95_per_game": ci * H,
+                }
+            )
+        unit = np.broadcast_to(self.deal_of[:, None], per_hand.shape)
+        seats = []
+        for p in range(self.game.players):
+            m, ci = clustered_mean_ci(per_hand[:, p], unit[:, p], self.deals)
+            seats.append({"seat": p, "mean_per_hand": m, "ci95": ci})
+        self._summary = _clean(
+            {
+                "schema": SCHEMA,
+                "game": self.game.name,
+                "config": self.game.config.to_dict(),
+                "seed": self.seed,
+                "duplicate": self.duplicate,
+                "deals": self.deals,
+                "seatings": [[self.names[a] for a in s] for s in self.seatings.tolist()],
+                "games": int(self.totals.shape[0]),
+                "hands_per_game": H,
+                "batch_size": self.batch_size,
+                "agents": agents,
+                "pairwise": pairwise,
+                "seats": seats,
+                "run": {"seconds": round(self.seconds, 3), "decisions": self.decisions, "workers": self.workers},
+            }
+        )
+        return self._summary
+
+    def _bid_report(self, a: int) -> dict:
+        c = {k: v[a] for k, v in self.counters.items()}
+        if self.game.name == "bobs_hat":
+            return _bh_bid_report(c)
+        return _oh_bid_report(c)
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return float(num) / float(den) if den else None
+
+
+def _bh_bid_report(c: dict[str, np.ndarray]) -> dict:
+    n = int(c["hands"])
+    types: dict[str, dict] = {}
+    for t, name in enumerate(BH_BID_TYPES):
+        k = int(c["bid_n"][t])
+        if name == "no_bid":
+            types[name] = {"rate": _ratio(k, n)}
+            continue
+        types[name] = {
+            "rate": _ratio(k, n),
+            "success": _ratio(c["made_n"][t], k),
+            "points": _ratio(c["pts_sum"][t], k),
+            "points_per_hand": _ratio(c["pts_sum"][t], n),
+        }
+    dn = int(c["dealer_n"])
+    return {
+        "hands": n,
+        "mean_bid_cards": _ratio(c["cards_sum"], n),
+        "types": types,
+        "hat": {
+            "dealer_hands": dn,
+            "chose_plus": _ratio(c["dealer_plus"], dn),
+            "dealer_kept": _ratio(c["dealer_kept"], dn),
+            "held_plus": _ratio(c["held_plus"], n),
+            "held_minus": _ratio(c["held_minus"], n),
+            "points_per_hand": _ratio(c["hat_pts"], n),
+        },
+        "reneges": int(c["renege_n"]),
+    }
+
+
+def _oh_bid_report(c: dict[str, np.ndarray]) -> dict:
+    hands = c["hands"]
+    n = int(hands.sum())
+    sizes = np.arange(hands.shape[0])
+    frac = float((c["bid_sum"][1:] / sizes[1:]).sum()) if n else 0.0
+    zero = int(c["zero"].sum())
+    return {
+        "hands": n,
+        "mean_bid": _ratio(c["bid_sum"].sum(), n),
+        "mean_taken": _ratio(c["taken_sum"].sum(), n),
+        "bid_fraction": _ratio(frac, n),
+        "exact_rate": _ratio(c["exact"].sum(), n),
+        "over_rate": _ratio(c["over"].sum(), n),
+        "under_rate": _ratio(c["under"].sum(), n),
+        "zero_bid_rate": _ratio(zero, n),
+        "zero_bid_exact": _ratio(c["zero_exact"].sum(), zero),
+        "by_hand_size": {
+            str(s): {
+                "hands": int(hands[s]),
+                "mean_bid": _ratio(c["bid_sum"][s], hands[s]),
+                "mean_taken": _ratio(c["taken_sum"][s], hands[s]),
+                "exact_rate": _ratio(c["exact"][s], hands[s]),
+            }
+            for s in sizes.tolist()
+            if hands[s]
+        },
+    }
+
+
+def _clean(x: Any) -> Any:
+    """JSON-ready: NumPy scalars to Python, NaN to None."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if math.isnan(float(x)) else float(x)
+    return x
+
+
+def evaluate(
+    game: Game,
+    specs: list[str],
+    deals: int,
+    seed: int = 0,
+    *,
+    duplicate: bool = True,
+    seatings: str = "auto",
+    workers: int = 1,
+    batch_size: int = 1024,
+    records_path: str | os.PathLike | None = None,
+    progress: bool = False,
+    mp_context: str = "spawn",
+) -> Evaluation:
+    """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
+
+    See the module docstring for duplicate play, the statistics and the
+    reproducibility guarantee. ``records_path``: write every game (RECORDS.md)
+    there, in game order. ``progress``: a progress bar on stderr.
+    ``mp_context``: how worker processes start; ``spawn`` (default) is safe
+    with agents that use torch; ``fork`` also sees agents registered at run
+    time (tests).
+    """
+    P = game.players
+    if len(specs) != P:
+        raise ValueError(f"{game.name} with {P} players needs {P} agent specs, one per seat, got {len(specs)}")
+    if deals < 1:
+        raise ValueError(f"deals must be at least 1, got {deals}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    names, base = agent_names(specs)
+    for s in names:  # fail fast on a bad spec, before any process starts
+        make_agent(s, game, seed=0)
+    table = make_seatings(base, seatings)
+    R = table.shape[0]
+    per_chunk = max(1, min(batch_size // R, -(-deals // 4)))  # at least 4 chunks when deals allow
+    record = records_path is not None
+    chunks = [
+        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record)
+        for i, d0 in enumerate(range(0, deals, per_chunk))
+    ]
+    bar = ProgressBar(deals * R, enabled=progress)
+    writer = _RecordWriter(records_path) if record else None
+    results: dict[int, _ChunkResult] = {}
+    t0 = time.perf_counter()
+    try:
+        if workers == 1:
+            for ch in chunks:
+                r = _play_chunk(ch, progress=bar.update)
+                results[ch.index] = r
+                if writer:
+                    writer.add(r)
+        else:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(mp_context)) as pool:
+                futures = [pool.submit(_play_chunk, ch) for ch in chunks]
+                for fut in as_completed(futures):
+                    r = fut.result()
+                    results[r.index] = r
+                    bar.update(r.totals.shape[0])
+                    if writer:
+                        writer.add(r)
+    finally:
+        bar.close()
+    ordered = [results[i] for i in range(len(chunks))]
+    counters = new_counters(game.name, len(names))
+    for r in ordered:
+        for k in counters:
+            counters[k] += r.counters[k]
+    return Evaluation(
+        game=game,
+        names=names,
+        seatings=table,
+        seed=seed,
+        duplicate=duplicate,
+        deals=deals,
+        batch_size=batch_size,
+        totals=np.concatenate([r.totals for r in ordered], axis=0),
+        counters=counters,
+        decisions=sum(r.decisions for r in ordered),
+        seconds=time.perf_counter() - t0,
+        workers=workers,
+    )
+
+
+class _RecordWriter:
+    """Writes chunks' records to one JSON Lines file in chunk order, whatever order they finish in."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        from bobshat_env.records import write_jsonl  # noqa: PLC0415
+
+        self.path, self.write = path, write_jsonl
+        self.next, self.waiting, self.count = 0, {}, 0
+        self.write(path, [])
+
+    def add(self, r: _ChunkResult) -> None:
+        self.waiting[r.index] = r.records
+        while self.next in self.waiting:
+            self.count += self.write(self.path, self.waiting.pop(self.next), append=True)
+            self.next += 1
+
+
+# ==========================================================================
+# Reports
+def _pm(m: float | None, ci: float | None, fmt: str = "+.3f") -> str:
+    if m is None:
+        return "-"
+    return f"{m:{fmt}} ±{ci:.3f}" if ci is not None else f"{m:{fmt}}"
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def format_report(summary: dict) -> str:
+    """A readable terminal report of :meth:`Evaluation.summary`."""
+    lines = []
+    cfg = summary["config"]
+    R = len(summary["seatings"])
+    mode = "duplicate" if summary["duplicate"] else "independent deals (no duplicate)"
+    lines.append(
+        f"{summary['game']}, {cfg['players']} players, {summary['hands_per_game']} hands; {mode}: "
+        f"{summary['deals']} deals x {R} seatings = {summary['games']} games; seed {summary['seed']}"
+    )
+    w = max(8, *(len(a["name"]) for a in summary["agents"])) + 2
+    lines.append("")
+    lines.append(
+        f"{'agent':<{w}}{'seats':>5}{'per hand':>10}{'±95%':>8}{'per game':>10}{'±95%':>8}"
+        f"{'sd game':>9}{'win':>8}{'±95%':>7}{'rating mu±sigma':>18}"
+    )
+    for a in summary["agents"]:
+        r = a["rating"]
+        rating = f"{r['mu']:.2f} ±{r['sigma']:.2f}" if r else "-"
+        ci = a["ci95"] if a["ci95"] is not None else math.nan
+        cig = a["ci95_per_game"] if a["ci95_per_game"] is not None else math.nan
+        wci = a["win_rate_ci95"] if a["win_rate_ci95"] is not None else math.nan
+        sd = a["sd_per_game"] if a["sd_per_game"] is not None else math.nan
+        lines.append(
+            f"{a['name']:<{w}}{a['seats_per_game']:>5}{a['mean_per_hand']:>+10.3f}{ci:>8.3f}"
+            f"{a['mean_per_game']:>+10.2f}{cig:>8.2f}{sd:>9.1f}{_pct(a['win_rate']):>8}{_pct(wci):>7}{rating:>18}"
+        )
+    if summary["pairwise"]:
+        lines.append("")
+        lines.append("pairwise score difference per hand (a minus b, paired over deals, ±95% CI)")
+        for d in summary["pairwise"]:
+            lines.append(f"  {d['a']:<{w}} - {d['b']:<{w}} {_pm(d['diff_per_hand'], d['ci95'])}")
+    lines.append("")
+    lines.append(
+        "seat means per hand: "
+        + ", ".join(f"{s['seat']}: {_pm(s['mean_per_hand'], s['ci95'])}" for s in summary["seats"])
+    )
+    lines.append("")
+    if summary["game"] == "bobs_hat":
+        lines.extend(_bh_bid_table(summary, w))
+    else:
+        lines.extend(_oh_bid_table(summary, w))
+    run = summary["run"]
+    lines.append("")
+    lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s with {run['workers']} worker(s)")
+    return "\n".join(lines)
+
+
+def _bh_bid_table(summary: dict, w: int) -> list[str]:
+    cfg = summary["config"]
+    types = [t for t in BH_BID_TYPES if t not in ("double_fewest", "no_bid")]
+    if cfg.get("double_fewest"):
+        types.append("double_fewest")
+    out = ["bids: share of hands bid / success rate / mean points per bid"]
+    head = f"{'agent':<{w}}" + "".join(f"{t:>22}" for t in types)
+    if cfg.get("no_bid"):
+        head += f"{'no_bid':>8}"
+    out.append(head + f"{'cards/hand':>11}")
+    for a in summary["agents"]:
+        b = a["bids"]
+        row = f"{a['name']:<{w}}"
+        for t in types:
+            s = b["types"][t]
+            pts = "-" if s["points"] is None else f"{s['points']:+.1f}"
+            row += f"{_pct(s['rate']) + ' / ' + _pct(s['success']) + ' / ' + pts:>22}"
+        if cfg.get("no_bid"):
+            row += f"{_pct(b['types']['no_bid']['rate']):>8}"
+        out.append(row + f"{b['mean_bid_cards']:>11.2f}")
+    out.append("")
+    out.append("Bob's Hat: as dealer, share choosing +10 and share keeping it; share of hands ending with the hat")
+    out.append(f"{'agent':<{w}}{'chose +10':>11}{'kept own':>10}{'holds +10':>11}{'holds -10':>11}{'hat pts/hand':>14}")
+    for a in summary["agents"]:
+        h = a["bids"]["hat"]
+        pph = "-" if h["points_per_hand"] is None else f"{h['points_per_hand']:+.3f}"
+        out.append(
+            f"{a['name']:<{w}}{_pct(h['chose_plus']):>11}{_pct(h['dealer_kept']):>10}"
+            f"{_pct(h['held_plus']):>11}{_pct(h['held_minus']):>11}{pph:>14}"
+        )
+    return out
+
+
+def _oh_bid_table(summary: dict, w: int) -> list[str]:
+    out = ["bids: mean bid, bid / hand size, tricks taken, exact / over / under, zero bids and their success"]
+    out.append(
+        f"{'agent':<{w}}{'bid':>7}{'bid/size':>10}{'taken':>7}{'exact':>8}{'over':>8}{'under':>8}"
+        f"{'zero':>8}{'zero ok':>9}"
+    )
+    for a in summary["agents"]:
+        b = a["bids"]
+        out.append(
+            f"{a['name']:<{w}}{b['mean_bid']:>7.2f}{b['bid_fraction']:>10.3f}{b['mean_taken']:>7.2f}"
+            f"{_pct(b['exact_rate']):>8}{_pct(b['over_rate']):>8}{_pct(b['under_rate']):>8}"
+            f"{_pct(b['zero_bid_rate']):>8}{_pct(b['zero_bid_exact']):>9}"
+        )
+    return out
+
+
+def plot(ev: Evaluation, path: str | os.PathLike) -> None:
+    """Write a PNG: each agent's distribution of game totals, how often it bids what, and how often that succeeds."""
+    import matplotlib  # noqa: PLC0415 - heavy, only for --plot
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    summary = ev.summary()
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
+    ax = axes[0]
+    lo, hi = float(ev.totals.min()), float(ev.totals.max())
+    bins = np.linspace(lo, hi + 1, min(60, int(hi - lo) + 2))
+    for a, name in enumerate(ev.names):
+        s = summary["agents"][a]
+        ax.hist(ev.agent_scores(a), bins=bins, histtype="step", density=True, linewidth=1.6,
+                label=f"{name}: {s['mean_per_game']:+.1f} ±{s['ci95_per_game'] or 0:.1f}")  # fmt: skip
+    ax.set_title("final score per game")
+    ax.set_xlabel("game total")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
+    width = 0.8 / max(1, len(ev.names))
+    if ev.game.name == "bobs_hat":
+        types = [t for t in BH_BID_TYPES if t != "no_bid" and (t != "double_fewest" or ev.game.config.double_fewest)]
+        xs = np.arange(len(types))
+        for a, s in enumerate(summary["agents"]):
+            rate = [s["bids"]["types"][t]["rate"] or 0 for t in types]
+            succ = [s["bids"]["types"][t]["success"] or 0 for t in types]
+            axes[1].bar(xs + a * width, rate, width, label=s["name"])
+            axes[2].bar(xs + a * width, succ, width, label=s["name"])
+        for ax, title in ((axes[1], "share of hands with the bid"), (axes[2], "bid success rate")):
+            ax.set_xticks(xs + width * (len(ev.names) - 1) / 2)
+            ax.set_xticklabels([t.replace("_", " ") for t in types])
+            ax.set_ylim(0, 1)
+            ax.set_title(title)
+            ax.legend(fontsize=8)
+    else:
+        for s in summary["agents"]:
+            by = s["bids"]["by_hand_size"]
+            sizes = sorted(int(k) for k in by)
+            axes[1].plot(sizes, [by[str(k)]["mean_bid"] for k in sizes], marker="o", label=s["name"])
+            axes[2].plot(sizes, [by[str(k)]["exact_rate"] for k in sizes], marker="o", label=s["name"])
+        axes[1].set_title("mean bid by hand size")
+        axes[2].set_title("exact-bid rate by hand size")
+        axes[2].set_ylim(0, 1)
+        for ax in axes[1:]:
+            ax.set_xlabel("cards per player")
+            ax.legend(fontsize=8)
+    mode = "duplicate" if ev.duplicate else "independent"
+    fig.suptitle(f"{ev.game.name}, {ev.game.players} players: {ev.deals} {mode} deals x {ev.n_seatings} seatings")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ==========================================================================
+# Command line (called by ``bobshat eval``)
+def cli_eval(args: Any, options: dict[str, Any]) -> int:
+    """Run ``bobshat eval`` from parsed arguments and the game options of ``cli.game_options``."""
+    from bobshat_env.config import ConfigError  # noqa: PLC0415
+
+    game = make_game(args.game, **options)
+    specs = split_specs(args.agents) if args.agents else ["random"] * game.players
+    if len(specs) != game.players:
+        raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
+    ev = evaluate(
+        game,
+        specs,
+        args.deals,
+        seed=args.seed,
+        duplicate=not args.no_duplicate,
+        seatings=args.seatings,
+        workers=args.workers,
+        batch_size=args.batch_size,
+        records_path=args.records,
+        progress=not args.quiet,
+    )
+    summary = ev.summary()
+    print(format_report(summary))
+    if args.json:
+        text = json.dumps(summary, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+            print(f"wrote {args.json}")
+    if args.records:
+        print(f"wrote {summary['games']} records to {args.records}")
+    if args.plot:
+        plot(ev, args.plot)
+        print(f"wrote {args.plot}")
+    return 0

@@ -1,0 +1,759 @@
+"""PPO with invalid-action masking and self-play for the batched bobshat env.
+
+Run it as ``bobshat train --config configs/bobs_hat_4p.yaml [--key value ...]``
+(every field of :class:`Args` is a flag: ``--total-decisions 2000000``,
+``--resume``) or ``python -m train.ppo --config ...``. It reads top to bottom
+like CleanRL's ``ppo.py``: arguments, set-up, then the loop of rollout,
+advantages, update, logging and checkpoints.
+
+One policy for all seats
+    Observations are seat-relative, so one network plays every seat. Illegal
+    actions get a logit of -1e9 (:func:`agents.ppo_agent.masked_logits`):
+    probability exactly 0, never sampled, no gradient.
+
+Who plays (:mod:`train.selfplay`)
+    Game ``i`` of the batch seats the learner in one seat and one opponent
+    from the pool (heuristic bots and frozen past snapshots, drawn by PFSP)
+    in the others; with probability ``self_play_prob`` the current policy
+    plays every seat instead. Seat and opponent are drawn again when the game
+    ends. Only the learner's decisions are trained on.
+
+Rewards and episodes in a turn-based game
+    Seats take turns, so a learner decision is followed by other seats'
+    decisions before its next one. Each learner decision is credited with its
+    own seat's score changes from its action up to its next decision (or the
+    episode's end), scaled by ``reward_scale``. With ``train_for: hand`` (the
+    default) a hand is an episode: scores are paid when it ends and the value
+    function bootstraps within it; with ``train_for: game`` the episode is the
+    whole game and returns are game totals. GAE runs over each (game, seat)'s
+    sequence of decisions; at the end of a rollout, a decision whose episode
+    is still running bootstraps from the value of the current state seen
+    from its seat (whoever is to act).
+
+Counting
+    ``global_step`` counts *table decisions* (every seat's, as the env steps
+    them); the learner trains on its own share of them (``learner
+    decisions``). ``charts/SPS`` is table decisions per second over the run,
+    rollout and learning included.
+
+Logs and checkpoints
+    TensorBoard under ``runs/<run_name>/`` (tags ``charts/``, ``losses/``).
+    ``ckpt.pt`` (everything needed to resume) and ``policy.pt`` (the network
+    only, for ``ppo:PATH``) are written atomically every
+    ``checkpoint_every`` iterations and at the end; ``--resume`` continues
+    from ``ckpt.pt`` with the optimizer, step counters, pool and RNG states.
+    The format is a dict of tensors read with ``weights_only=True`` (see
+    :mod:`agents.ppo_agent`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from torch import nn
+from torch.utils.tensorboard import SummaryWriter
+
+from agents import available
+from agents.ppo_agent import (
+    CheckpointError,
+    PolicyNet,
+    PPOAgent,
+    load_checkpoint,
+    masked_logits,
+    sample_actions,
+    save_checkpoint,
+)
+from bobshat_env.core.resample import void_tracker
+from bobshat_env.games import make_game
+from bobshat_env.vector import VectorEnv
+from train.selfplay import SELF, OpponentPool, duplicate_eval, win_shares
+
+
+def _arg(default: Any, help: str) -> Any:
+    """A dataclass field with a help text (shown by ``bobshat train --help``)."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Args:
+    """Every setting of a training run; YAML presets in ``configs/`` set a subset."""
+
+    # Experiment
+    exp_name: str = _arg("ppo", "name of the experiment, part of the default run name")
+    run_name: str = _arg("", "run directory under runs_dir (default: GAME_Pp_EXPNAME_sSEED)")
+    runs_dir: str = _arg("runs", "where run directories (TensorBoard logs, checkpoints) go")
+    seed: int = _arg(1, "seed of everything: deals, seats, opponents, network init, sampling")
+    torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; >1 thrashes on a busy machine)")
+    bf16: bool = _arg(True, "run the network's matrix products in bfloat16 (autocast; fp32 weights and losses)")
+    progress: bool = _arg(True, "show a progress bar on stderr")
+    resume: bool = _arg(False, "continue the run from its ckpt.pt")
+    # Game
+    game: str = _arg("bobs_hat", "bobs_hat or oh_hell")
+    players: int = _arg(4, "number of players")
+    game_options: dict = _arg({}, "other game options, e.g. {hands: 8, no_bid: true}")
+    # Rollouts
+    total_decisions: int = _arg(50_000_000, "table decisions (all seats) to train for: the global step")
+    num_envs: int = _arg(1024, "games stepped together")
+    num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
+    train_for: str = _arg("hand", "episode = a 'hand' (hand scores) or the 'game' (game totals)")
+    reward_scale: float = _arg(0.1, "score points -> reward")
+    gamma: float = _arg(1.0, "discount per learner decision")
+    gae_lambda: float = _arg(0.95, "GAE lambda")
+    # Optimization
+    hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
+    learning_rate: float = _arg(3e-4, "Adam learning rate")
+    anneal_lr: bool = _arg(True, "decay the learning rate linearly to 0")
+    update_epochs: int = _arg(2, "passes over each rollout")
+    minibatch_size: int = _arg(4096, "learner decisions per gradient step")
+    norm_adv: bool = _arg(True, "normalize advantages per minibatch")
+    clip_coef: float = _arg(0.2, "PPO ratio clip")
+    clip_vloss: bool = _arg(True, "clip the value loss too")
+    ent_coef: float = _arg(0.01, "entropy bonus")
+    vf_coef: float = _arg(0.5, "value loss weight")
+    max_grad_norm: float = _arg(0.5, "gradient norm clip")
+    target_kl: float = _arg(0.0, "stop an update's epochs early above this approx KL (0: never)")
+    # Self-play
+    heuristics: list = _arg(["simple", "strong"], "heuristic bots in the pool (random if none is registered)")
+    self_play_prob: float = _arg(0.5, "share of games where the current policy plays every seat")
+    snapshot_every: int = _arg(3, "iterations between frozen snapshots added to the pool")
+    max_snapshots: int = _arg(8, "snapshots kept in the pool (oldest evicted)")
+    pfsp_power: float = _arg(2.0, "PFSP weight (1 - learner win share) ** power")
+    heuristic_floor: float = _arg(0.1, "minimum probability of each heuristic in the pool")
+    # Evaluation, logging, checkpoints
+    eval_every: int = _arg(10, "iterations between duplicate evaluations (0: only at the end, -1: never)")
+    eval_deals: int = _arg(64, "deals per evaluation (each played once per seat)")
+    eval_opponents: list = _arg(["random", "simple", "strong"], "bots to evaluate against (if registered)")
+    checkpoint_every: int = _arg(2, "iterations between checkpoints (and at the end)")
+
+
+TRAIN_FOR = ("hand", "game")
+STRUCTURAL = ("game", "players", "game_options", "hidden")  # must match when resuming
+
+
+# --------------------------------------------------------------------------
+# Arguments: a YAML preset, then --key value overrides
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    """``value`` (from YAML or the command line) as the type of ``default``; ValueError naming ``name``."""
+    if isinstance(value, str) and not isinstance(default, str):
+        value = yaml.safe_load(value) if not isinstance(default, list) or value.strip().startswith("[") else value
+    if isinstance(default, list) and isinstance(value, str):
+        value = [yaml.safe_load(v) for v in value.split(",") if v.strip()]
+    ok = {
+        bool: lambda v: isinstance(v, bool),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        str: lambda v: isinstance(v, str),
+        list: lambda v: isinstance(v, list),
+        dict: lambda v: isinstance(v, dict) or v is None,
+    }[type(default)]
+    if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not ok(value):
+        raise ValueError(f"{name} must be of type {type(default).__name__}, got {value!r}")
+    if isinstance(default, float):
+        value = float(value)
+    return value if not isinstance(default, dict) else dict(value or {})
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    """``--config`` plus one ``--field-name VALUE`` flag per :class:`Args` field."""
+    p = argparse.ArgumentParser(
+        prog="bobshat train",
+        description="PPO with action masking and self-play (train/ppo.py). Flags override the --config preset.",
+        allow_abbrev=False,
+    )
+    p.add_argument("--config", default=None, help="a YAML preset (configs/*.yaml): a mapping of the fields below")
+    defaults = Args()
+    for f in fields(Args):
+        default = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        extra: dict[str, Any] = {"nargs": "?", "const": "true"} if isinstance(default, bool) else {}
+        p.add_argument(
+            flag, dest=f.name, default=argparse.SUPPRESS, help=f"{f.metadata['help']} ({default!r})", **extra
+        )
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """Args from ``--config`` (YAML) and command-line overrides; clear errors for bad keys or values."""
+    ns = vars(build_arg_parser().parse_args(argv))
+    config = ns.pop("config")
+    values: dict[str, Any] = {}
+    known = {f.name for f in fields(Args)}
+    if config:
+        path = Path(config)
+        if not path.is_file():
+            raise FileNotFoundError(f"no config file {config!r}")
+        data = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{config}: a config is a mapping of Args fields, got {type(data).__name__}")
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"{config}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
+        values.update(data)
+    values.update(ns)
+    defaults = Args()
+    args = Args(**{k: _coerce(k, v, getattr(defaults, k)) for k, v in values.items()})
+    check_args(args)
+    return args
+
+
+def check_args(args: Args) -> None:
+    """Reject settings that cannot run, naming the field."""
+    if args.train_for not in TRAIN_FOR:
+        raise ValueError(f"train_for must be one of {', '.join(TRAIN_FOR)}, got {args.train_for!r}")
+    for name in ("num_envs", "minibatch_size", "update_epochs", "snapshot_every", "checkpoint_every"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
+    if args.num_steps < 0:
+        raise ValueError(f"num_steps must be >= 0 (0: one whole game), got {args.num_steps}")
+    if args.total_decisions < 0:
+        raise ValueError(f"total_decisions must be >= 0, got {args.total_decisions}")
+    if not args.hidden or not all(isinstance(h, int) and h > 0 for h in args.hidden):
+        raise ValueError(f"hidden must be a list of positive layer sizes, got {args.hidden!r}")
+    if not 0.0 <= args.self_play_prob <= 1.0:
+        raise ValueError(f"self_play_prob must be in [0, 1], got {args.self_play_prob}")
+
+
+def default_run_name(args: Args) -> str:
+    """``run_name``, or one made from the game, players, experiment and seed (stable, so --resume finds it)."""
+    return args.run_name or f"{args.game}_{args.players}p_{args.exp_name}_s{args.seed}"
+
+
+# --------------------------------------------------------------------------
+# Checkpoints (format: agents/ppo_agent.py)
+def _net_meta(game: Any, net: PolicyNet) -> dict[str, Any]:
+    """What a checkpoint says about its game and network (checked when it is loaded)."""
+    return {
+        "game": game.name,
+        "players": game.players,
+        "config": game.config.to_dict(),
+        "view": "private",
+        "obs_size": net.obs_size,
+        "n_actions": net.n_actions,
+        "hidden": list(net.hidden),
+    }
+
+
+def save_training_state(
+    path: Path, args: Args, game: Any, net: PolicyNet, optimizer: Any, pool: Any, progress: dict[str, Any]
+) -> None:
+    """ckpt.pt (resumable) and policy.pt (the network only) beside it; ``progress``: counters and RNG state."""
+    meta = {**_net_meta(game, net), **progress}
+    tensors = {f"policy.{k}": v for k, v in net.state_dict().items()}
+    save_checkpoint(path.with_name("policy.pt"), tensors, {k: v for k, v in meta.items() if k != "rng_numpy"})
+    opt = optimizer.state_dict()
+    for pid, st in opt["state"].items():
+        for k, v in st.items():
+            tensors[f"optim.{pid}.{k}"] = v if isinstance(v, torch.Tensor) else torch.tensor(v)
+    pool_tensors, pool_meta = pool.state()
+    tensors.update(pool_tensors)
+    tensors["rng.torch"] = torch.get_rng_state()
+    meta.update(args=asdict(args), optim_param_groups=opt["param_groups"], pool=pool_meta)
+    save_checkpoint(path, tensors, meta)
+
+
+def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optimizer: Any, pool: Any) -> dict:
+    """Restore what :func:`save_training_state` wrote; returns the progress counters and RNG state."""
+    tensors, meta = load_checkpoint(path)
+    if "optim_param_groups" not in meta:
+        raise CheckpointError(f"{str(path)!r} holds a policy only, not a training state to resume")
+    saved = meta["args"]
+    for key in STRUCTURAL:
+        if saved.get(key) != getattr(args, key):
+            raise CheckpointError(
+                f"cannot resume {str(path)!r}: it was trained with {key}={saved.get(key)!r}, "
+                f"this run asks for {key}={getattr(args, key)!r}"
+            )
+    if meta["obs_size"] != net.obs_size or meta["n_actions"] != net.n_actions or meta["game"] != game.name:
+        raise CheckpointError(
+            f"cannot resume {str(path)!r}: trained for {meta['game']} (obs size {meta['obs_size']}, "
+            f"{meta['n_actions']} actions), this run is {game.name} (obs size {net.obs_size}, {net.n_actions} actions)"
+        )
+    net.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("policy.")})
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for k, v in tensors.items():
+        if k.startswith("optim."):
+            _, pid, name = k.split(".", 2)
+            state.setdefault(int(pid), {})[name] = v
+    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in meta["optim_param_groups"]]
+    optimizer.load_state_dict({"state": state, "param_groups": groups})
+    pool.load_state(tensors, meta["pool"], meta)
+    torch.set_rng_state(tensors["rng.torch"])
+    return meta
+
+
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Write the network of checkpoint ``src`` alone to ``dst`` (small, for shipping as ``ppo:dst``)."""
+    tensors, meta = load_checkpoint(src)
+    keep = ("game", "players", "config", "view", "obs_size", "n_actions", "hidden")
+    keep += ("global_step", "learner_decisions", "iteration", "run_name")
+    policy = {k: v for k, v in tensors.items() if k.startswith("policy.")}
+    save_checkpoint(dst, policy, {k: meta[k] for k in keep if k in meta})
+
+
+# --------------------------------------------------------------------------
+def interleaved_gae(
+    rewards: np.ndarray,
+    values: np.ndarray,
+    dones: np.ndarray,
+    game: np.ndarray,
+    seat: np.ndarray,
+    step_start: np.ndarray,
+    bootstrap: np.ndarray,
+    gamma: float,
+    gae_lambda: float,
+) -> np.ndarray:
+    """GAE advantages of decisions from many interleaved (game, seat) sequences.
+
+    Decision ``i`` was made by ``seat[i]`` in game ``game[i]``; the decisions
+    of env step ``t`` are ``step_start[t]:step_start[t + 1]`` (at most one
+    per game). ``rewards[i]`` is what that seat scored until its next
+    decision, ``dones[i]`` whether its episode ended before then, and
+    ``bootstrap[g, p]`` the value after the last decision of (g, p). Each
+    sequence gets the usual recursion ``A_i = delta_i + gamma lambda A_next``,
+    vectorized over games by walking the steps backwards.
+    """
+    adv = np.zeros(len(rewards), dtype=np.float32)
+    next_value, next_adv = bootstrap.astype(np.float32).copy(), np.zeros_like(bootstrap, dtype=np.float32)
+    for t in reversed(range(len(step_start) - 1)):
+        s, e = step_start[t], step_start[t + 1]
+        if s == e:
+            continue
+        g, p = game[s:e], seat[s:e]
+        live = 1.0 - dones[s:e]
+        delta = rewards[s:e] + gamma * next_value[g, p] * live - values[s:e]
+        adv[s:e] = delta + gamma * gae_lambda * live * next_adv[g, p]
+        next_value[g, p], next_adv[g, p] = values[s:e], adv[s:e]
+    return adv
+
+
+# --------------------------------------------------------------------------
+class Progress:
+    """A one-line progress bar on stderr (a line every 30 s when stderr is not a terminal)."""
+
+    def __init__(self, total: int, start: int, enabled: bool):
+        self.total, self.start, self.enabled = max(total, 1), start, enabled
+        self.t0 = self.last = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+
+    def update(self, done: int, note: str = "") -> None:
+        now = time.perf_counter()
+        if not self.enabled or (not self.tty and now - self.last < 30 and done < self.total):
+            return
+        self.last = now
+        frac = min(done / self.total, 1.0)
+        rate = (done - self.start) / max(now - self.t0, 1e-9)
+        eta = max(self.total - done, 0) / rate if rate > 0 else float("inf")
+        eta_s = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "--:--:--"
+        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
+        line = f"[{bar}] {frac:6.1%} {done:,}/{self.total:,} {rate:,.0f}/s ETA {eta_s} {note}"
+        sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def rollout_length(game: Any) -> int:
+    """Env steps of one whole game, measured by playing one at random.
+
+    Both games have a fixed number of decisions per game (Bob's Hat with 4
+    players: 470), and the vector env starts all its games together, so its
+    games stay in step: a rollout of exactly one game's length covers every
+    hand and phase once, with no episode cut off. Shorter rollouts would
+    train on one stretch of the game at a time (hand 1 bidding, then hand 10
+    play, ...).
+    """
+    env = VectorEnv(game, num_envs=1, copy_obs=False)
+    ts = env.reset(seed=0)
+    gen = np.random.default_rng(0)
+    steps = 0
+    while True:
+        steps += 1
+        legal = np.flatnonzero(ts.action_mask[0])
+        ts = env.step(np.array([gen.choice(legal)]))
+        if ts.done[0]:
+            return steps
+
+
+def _env_seed(seed: int, iteration: int) -> int:
+    """Seed of the env's games from iteration ``iteration`` on (a resumed run draws fresh games)."""
+    return int(np.random.SeedSequence([seed, iteration]).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+# --------------------------------------------------------------------------
+def train(args: Args) -> dict[str, Any]:
+    """Run PPO with self-play as configured; returns a summary of the run."""
+    check_args(args)
+    run_name = default_run_name(args)
+    run_dir = Path(args.runs_dir) / run_name
+    ckpt_path = run_dir / "ckpt.pt"
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
+    game = make_game(args.game, players=args.players, **args.game_options)
+
+    # ---- set-up: seeding, network, optimizer, pool --------------------------------
+    gen = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden))
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    def autocast() -> torch.autocast:
+        """bfloat16 matrix products where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16), else a no-op."""
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
+
+    pool = OpponentPool(
+        game,
+        list(args.heuristics),
+        max_snapshots=args.max_snapshots,
+        pfsp_power=args.pfsp_power,
+        heuristic_floor=args.heuristic_floor,
+        self_play_prob=args.self_play_prob,
+        seed=args.seed,
+    )
+    global_step = iteration = learner_decisions = games_played = 0
+    elapsed_before = 0.0
+    if args.resume:
+        meta = load_training_state(ckpt_path, args, game, net, optimizer, pool)
+        global_step, iteration = meta["global_step"], meta["iteration"]
+        learner_decisions, games_played = meta["learner_decisions"], meta["games"]
+        elapsed_before = meta["elapsed_s"]
+        gen.bit_generator.state = meta["rng_numpy"]
+        print(f"resumed {ckpt_path} at iteration {iteration}, global step {global_step:,}", file=sys.stderr)
+    elif ckpt_path.exists():
+        raise ValueError(f"{ckpt_path} exists: pass --resume to continue that run, or choose another --run-name")
+    writer = SummaryWriter(str(run_dir))
+    if not args.resume:
+        table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
+        writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+
+    # ---- the vector env and who sits where ----------------------------------------
+    B, P, A = args.num_envs, game.players, game.n_actions
+    env = VectorEnv(game, num_envs=B, copy_obs=False)
+    ts = env.reset(seed=_env_seed(args.seed, iteration))
+    games = np.arange(B)
+    learner_seat = gen.integers(P, size=B)  # the learner's seat in each game
+    opp = pool.sample(B, gen)  # pool member in the other seats (SELF: the learner everywhere)
+    is_learner = (opp == SELF)[:, None] | (np.arange(P)[None, :] == learner_seat[:, None])  # (B, P)
+    needs_public = any(getattr(m.agent, "needs_public", False) for m in pool.members)
+    tracker = void_tracker(game, B) if needs_public else None  # public void record for heuristics that use it
+
+    # ---- rollout storage: at most one learner decision per game and step ---------
+    T = args.num_steps or rollout_length(game)
+    cap = T * B
+    obs_buf = np.zeros((cap, game.obs_size()), dtype=np.float16)  # 0/1 and small fractions: half the memory
+    mask_buf = np.zeros((cap, A), dtype=bool)
+    act_buf = np.zeros(cap, dtype=np.int64)
+    logp_buf = np.zeros(cap, dtype=np.float32)
+    val_buf = np.zeros(cap, dtype=np.float32)
+    rew_buf = np.zeros(cap, dtype=np.float32)  # scaled score changes credited to the decision
+    done_buf = np.zeros(cap, dtype=bool)  # the episode ended before this seat's next decision
+    game_buf = np.zeros(cap, dtype=np.int64)
+    seat_buf = np.zeros(cap, dtype=np.int64)
+    step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
+    pending = np.full((B, P), -1, dtype=np.int64)  # each (game, seat)'s latest decision still collecting rewards
+    hand_no = env.state.hand_no.copy()
+    ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
+
+    progress = Progress(args.total_decisions, global_step, args.progress)
+    t_start = time.perf_counter()
+    step_at_start = global_step
+    stats: dict[str, Any] = {}
+    while global_step < args.total_decisions:
+        iteration += 1
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - global_step / args.total_decisions, 0.0)
+        t_iter = time.perf_counter()
+        returns_done: list[np.ndarray] = []
+        finals: list[np.ndarray] = []
+        shares: list[np.ndarray] = []
+        self_games = pool_games = 0
+
+        # ---- rollout ------------------------------------------------------------------
+        n = 0
+        pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
+        for step in range(T):
+            seat = ts.seat
+            step_start[step] = n
+            actions = np.empty(B, dtype=np.int64)
+            mine = is_learner[games, seat]
+            rows = np.nonzero(mine)[0]
+            k = rows.size
+            if k:
+                sl = slice(n, n + k)
+                obs_buf[sl] = ts.obs[rows]
+                mask_buf[sl] = ts.action_mask[rows]
+                with torch.inference_mode(), autocast():
+                    logits, value = net(torch.from_numpy(obs_buf[sl]).float())  # what the update will see
+                    logits = masked_logits(logits.float(), torch.from_numpy(mask_buf[sl]))
+                    a = sample_actions(logits)
+                    logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
+                act_buf[sl], logp_buf[sl], val_buf[sl] = a.numpy(), logp.numpy(), value.float().numpy()
+                rew_buf[sl], done_buf[sl] = 0.0, False
+                game_buf[sl], seat_buf[sl] = rows, seat[rows]
+                pending[rows, seat[rows]] = np.arange(n, n + k)
+                actions[rows] = act_buf[sl]
+                n += k
+            others = np.nonzero(~mine)[0]
+            if others.size:
+                who = opp[others]
+                for j in np.unique(who):
+                    r = others[who == j]
+                    agent = pool.members[j].agent
+                    if tracker is not None and getattr(agent, "needs_public", False):
+                        actions[r] = agent.act(ts.obs[r], ts.action_mask[r], seat[r], public=tracker.rows(r))
+                    else:
+                        actions[r] = agent.act(ts.obs[r], ts.action_mask[r], seat[r])
+            if tracker is not None:
+                tracker.before_step(env.state, actions)
+            ts = env.step(actions)
+
+            # credit each seat's score change to its pending decision
+            has = pending >= 0
+            rew_buf[pending[has]] += ts.rewards[has] * args.reward_scale
+            ep_return += np.where(is_learner, ts.rewards, 0.0)
+            new_hand = ts.done | (env.state.hand_no != hand_no)
+            hand_no = env.state.hand_no.copy()
+            if tracker is not None:
+                tracker.after_step(SimpleNamespace(new_hand=new_hand))
+            boundary = ts.done if args.train_for == "game" else new_hand
+            if boundary.any():
+                ends = pending[boundary]
+                done_buf[ends[ends >= 0]] = True
+                pending[boundary] = -1
+                returns_done.append(ep_return[boundary][is_learner[boundary]])
+                ep_return[boundary] = 0.0
+
+            # finished games: the learner's result, PFSP records, new seats and opponents
+            if ts.done.any():
+                d = np.nonzero(ts.done)[0]
+                vs_pool = d[opp[d] != SELF]
+                if vs_pool.size:
+                    totals = ts.final_scores[vs_pool]
+                    finals.append(totals[np.arange(vs_pool.size), learner_seat[vs_pool]])
+                    share = win_shares(totals)[np.arange(vs_pool.size), learner_seat[vs_pool]]
+                    shares.append(share)
+                    pool.record(opp[vs_pool], share)
+                pool_games += vs_pool.size
+                self_games += d.size - vs_pool.size
+                games_played += d.size
+                learner_seat[d] = gen.integers(P, size=d.size)
+                opp[d] = pool.sample(d.size, gen)
+                is_learner[d] = (opp[d] == SELF)[:, None] | (np.arange(P)[None, :] == learner_seat[d, None])
+        step_start[T] = n
+        global_step += B * T
+        learner_decisions += n
+
+        # ---- bootstrap: value of the current state for decisions whose episode runs on --
+        boot = np.zeros((B, P), dtype=np.float32)
+        with torch.inference_mode(), autocast():
+            for p in range(P):
+                r = np.nonzero(pending[:, p] >= 0)[0]
+                if r.size:
+                    obs_p = game.observe(env.state, seat=np.full(B, p))[r]
+                    boot[r, p] = net(torch.from_numpy(obs_p))[1].float().numpy()
+
+        # ---- advantages: GAE backwards over each (game, seat)'s decisions --------------
+        adv_buf = interleaved_gae(
+            rew_buf[:n],
+            val_buf[:n],
+            done_buf[:n],
+            game_buf[:n],
+            seat_buf[:n],
+            step_start,
+            boot,
+            args.gamma,
+            args.gae_lambda,
+        )
+        ret_buf = adv_buf + val_buf[:n]
+        t_rollout = time.perf_counter() - t_iter
+
+        # ---- PPO update ---------------------------------------------------------------
+        t_update = time.perf_counter()
+        b_obs, b_mask = torch.from_numpy(obs_buf[:n]), torch.from_numpy(mask_buf[:n])
+        b_act, b_logp = torch.from_numpy(act_buf[:n]), torch.from_numpy(logp_buf[:n])
+        b_adv, b_ret, b_val = torch.from_numpy(adv_buf), torch.from_numpy(ret_buf), torch.from_numpy(val_buf[:n])
+        clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
+        pg_loss = v_loss = entropy_loss = torch.zeros(())
+        for _epoch in range(args.update_epochs):
+            perm = torch.randperm(n)
+            for start in range(0, n, args.minibatch_size):
+                mb = perm[start : start + args.minibatch_size]
+                with autocast():
+                    logits, newvalue = net(b_obs.index_select(0, mb).float())  # index_select: ~4x faster than [mb]
+                logits, newvalue = logits.float(), newvalue.float()
+                logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
+                newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
+                entropy = -(logp_all.exp() * logp_all).sum(-1)
+                logratio = newlogp - b_logp[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    old_approx_kl = (-logratio).mean()
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                mb_adv = b_adv[mb]
+                if args.norm_adv and mb.numel() > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(
+                    -mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
+                if args.clip_vloss:
+                    v_clipped = b_val[mb] + (newvalue - b_val[mb]).clamp(-args.clip_coef, args.clip_coef)
+                    v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+            if args.target_kl > 0 and approx_kl.item() > args.target_kl:
+                break
+        t_update = time.perf_counter() - t_update
+
+        # ---- logging -------------------------------------------------------------------
+        var_y = np.var(ret_buf) if n else 0.0
+        explained_var = float("nan") if var_y == 0 else float(1 - np.var(ret_buf - val_buf[:n]) / var_y)
+        elapsed = time.perf_counter() - t_start
+        stats = {
+            "charts/learning_rate": optimizer.param_groups[0]["lr"],
+            "charts/SPS": (global_step - step_at_start) / elapsed,
+            "charts/iteration_SPS": B * T / (t_rollout + t_update),
+            "charts/rollout_SPS": B * T / t_rollout,
+            "charts/learner_SPS": n / (t_rollout + t_update),
+            "charts/learner_decisions": learner_decisions,
+            "charts/games": games_played,
+            "losses/value_loss": v_loss.item(),
+            "losses/policy_loss": pg_loss.item(),
+            "losses/entropy": entropy_loss.item(),
+            "losses/old_approx_kl": old_approx_kl.item(),
+            "losses/approx_kl": approx_kl.item(),
+            "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+            "losses/explained_variance": explained_var,
+        }
+        if returns_done:
+            rets = np.concatenate(returns_done)
+            if rets.size:
+                stats[f"charts/episodic_return_per_{args.train_for}"] = float(rets.mean())
+        if finals:
+            stats["charts/game_score_vs_pool"] = float(np.concatenate(finals).mean())
+            stats["charts/win_share_vs_pool"] = float(np.concatenate(shares).mean())
+        probs = pool.probs()
+        stats["charts/pool_size"] = len(pool.members)
+        stats["charts/pool_self_play_share"] = self_games / max(self_games + pool_games, 1)
+        for kind in ("heuristic", "snapshot"):
+            stats[f"charts/pool_{kind}_prob"] = float(sum(p for p, m in zip(probs, pool.members) if m.kind == kind))
+        for m, pr in zip(pool.members, probs):
+            if m.kind == "heuristic":
+                stats[f"charts/pool_prob_{m.name}"] = float(pr)
+                stats[f"charts/pool_win_share_vs_{m.name}"] = m.win_rate(P)
+        for key, value in stats.items():
+            writer.add_scalar(key, value, global_step)
+        progress.update(
+            global_step, f"it {iteration} ret {stats.get(f'charts/episodic_return_per_{args.train_for}', 0):+.2f}"
+        )
+
+        # ---- snapshots, evaluation, checkpoints ------------------------------------------
+        last = global_step >= args.total_decisions
+        if iteration % args.snapshot_every == 0:
+            pool.add_snapshot(net, global_step)
+        if args.eval_every >= 0 and (last or (args.eval_every and iteration % args.eval_every == 0)):
+            greedy = PPOAgent(net, sample=False, name="learner")
+            for name in args.eval_opponents:
+                if name in available():
+                    res = duplicate_eval(game, greedy, name, deals=args.eval_deals, seed=args.seed + 10_000)
+                    stats[f"charts/eval_margin_per_hand_vs_{name}"] = res["margin_per_hand"]
+                    stats[f"charts/eval_win_share_vs_{name}"] = res["win_share"]
+                    writer.add_scalar(f"charts/eval_margin_per_hand_vs_{name}", res["margin_per_hand"], global_step)
+                    writer.add_scalar(f"charts/eval_win_share_vs_{name}", res["win_share"], global_step)
+        if last or iteration % args.checkpoint_every == 0:
+            progress_meta = {
+                "global_step": global_step,
+                "iteration": iteration,
+                "learner_decisions": learner_decisions,
+                "games": games_played,
+                "elapsed_s": elapsed_before + time.perf_counter() - t_start,
+                "rng_numpy": gen.bit_generator.state,
+                "run_name": run_name,
+            }
+            save_training_state(ckpt_path, args, game, net, optimizer, pool, progress_meta)
+    progress.close()
+    writer.close()
+    summary = {"run_dir": str(run_dir), "global_step": global_step, "iteration": iteration}
+    summary.update(learner_decisions=learner_decisions, seconds=time.perf_counter() - t_start)
+    return summary | stats
+
+
+PLOT_TAGS = (
+    ("charts/episodic_return_per_hand", "learner return per hand (score points)"),
+    ("charts/eval_margin_per_hand_vs_strong", "duplicate margin per hand vs strong"),
+    ("charts/eval_margin_per_hand_vs_simple", "duplicate margin per hand vs simple"),
+    ("charts/eval_margin_per_hand_vs_random", "duplicate margin per hand vs random"),
+    ("losses/entropy", "policy entropy"),
+    ("losses/explained_variance", "explained variance"),
+    ("losses/approx_kl", "approx KL"),
+    ("charts/SPS", "table decisions / s"),
+)
+
+
+def plot_run(run_dir: str | os.PathLike, png: str | os.PathLike, title: str = "") -> None:
+    """Training curves of a run, read from its TensorBoard logs, as one PNG (needs matplotlib)."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: PLC0415
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    tags = [(t, label) for t, label in PLOT_TAGS if t in acc.Tags()["scalars"]]
+    if not tags:
+        raise ValueError(f"no training curves in {str(run_dir)!r}")
+    cols = 2
+    fig, axes = plt.subplots((len(tags) + 1) // cols, cols, figsize=(11, 2.6 * ((len(tags) + 1) // cols)))
+    for ax, (tag, label) in zip(np.ravel(axes), tags):
+        ev = acc.Scalars(tag)
+        ax.plot([e.step / 1e6 for e in ev], [e.value for e in ev], lw=1.2, marker="o" if len(ev) < 40 else None, ms=3)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("table decisions (millions)", fontsize=8)
+        ax.grid(alpha=0.3)
+        if "margin" in tag:
+            ax.axhline(0, color="grey", lw=0.8)
+    for ax in np.ravel(axes)[len(tags) :]:
+        ax.set_visible(False)
+    fig.suptitle(title or Path(run_dir).name)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``bobshat train``: parse, train, print a summary; returns the exit code."""
+    args = parse_args(argv)
+    out = train(args)
+    keys = ("global_step", "learner_decisions", "seconds", "charts/SPS", "losses/value_loss", "losses/entropy")
+    print(json.dumps({k: out[k] for k in keys if k in out} | {"run_dir": out["run_dir"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Self-play: the pool of opponents the PPO learner trains against, and a quick duplicate evaluation.
+
+Each game of the training batch seats the learner in one seat (drawn at
+random) and one opponent from the pool in all the other seats; with
+probability ``self_play_prob`` a game is pure self-play instead (the current
+policy in every seat, all of whose decisions are learned from). The pool
+holds
+
+- the heuristic bots (``simple``, ``strong``; ``random`` while none is
+  registered). They are never evicted and always keep at least
+  ``heuristic_floor`` of the probability each, so the learner cannot forget
+  how to beat them;
+- frozen snapshots of the learner, one added every ``snapshot_every``
+  iterations, the oldest evicted beyond ``max_snapshots``.
+
+Opponents are drawn by prioritized fictitious self-play (PFSP, as in
+AlphaStar): opponent ``j`` has weight ``(1 - w_j) ** pfsp_power`` where
+``w_j`` is the learner's recent win share against it (a shared first place
+counts ``1 / ties``; an even table gives ``1 / P``), so the opponents the
+learner beats least are played most. ``w_j`` is a decayed average that
+starts at ``1 / P``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents import available, make_agent
+from agents.arena import play_games
+from agents.ppo_agent import PolicyNet, PPOAgent, policy_from_tensors
+from bobshat_env.games import Game
+
+SELF = -1  # opponent index of a pure self-play game
+
+
+@dataclass
+class Member:
+    """One opponent of the pool: its agent and the learner's record against it."""
+
+    name: str
+    kind: str  # "heuristic" or "snapshot"
+    agent: Any
+    wins: float = 0.0  # decayed sum of the learner's win shares
+    games: float = 0.0  # decayed number of games
+    step: int = 0  # global step at which a snapshot was taken
+    net: PolicyNet | None = field(default=None, repr=False)
+
+    def win_rate(self, players: int, prior_games: float = 4.0) -> float:
+        """The learner's win share against this opponent, shrunk toward ``1 / players``."""
+        return (self.wins + prior_games / players) / (self.games + prior_games)
+
+
+class OpponentPool:
+    """Heuristic bots and frozen snapshots, drawn with PFSP weights (module docstring)."""
+
+    def __init__(
+        self,
+        game: Game,
+        heuristics: list[str],
+        max_snapshots: int = 8,
+        pfsp_power: float = 2.0,
+        heuristic_floor: float = 0.1,
+        self_play_prob: float = 0.0,
+        decay: float = 0.999,
+        seed: int = 0,
+        snapshot_sample: bool = True,
+    ):
+        self.game = game
+        self.players = game.players
+        self.max_snapshots = max_snapshots
+        self.pfsp_power = pfsp_power
+        self.self_play_prob = self_play_prob
+        self.decay = decay
+        self.snapshot_sample = snapshot_sample
+        self.seed = seed
+        self.members: list[Member] = []
+        names = [h for h in heuristics if h in available()]
+        missing = [h for h in heuristics if h not in available()]
+        if missing:
+            warnings.warn(f"heuristic bot(s) {', '.join(missing)} not registered; not in the pool", stacklevel=2)
+        if not names:
+            names = ["random"]
+        for i, name in enumerate(names):
+            self.members.append(Member(name, "heuristic", make_agent(name, game, seed=self._seed(i))))
+        self.heuristic_floor = min(heuristic_floor, 1.0 / len(names))
+        self.total_snapshots = 0
+
+    def _seed(self, i: int) -> int:
+        return int(np.random.SeedSequence([self.seed, i, len(self.members)]).generate_state(1)[0])
+
+    # ----------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.members]
+
+    def probs(self) -> np.ndarray:
+        """Probability of each member as the opponent of a non-self-play game."""
+        rates = np.array([m.win_rate(self.players) for m in self.members])
+        w = np.maximum(1.0 - rates, 1e-3) ** self.pfsp_power
+        p = w / w.sum()
+        heur = np.array([m.kind == "heuristic" for m in self.members])
+        floor = self.heuristic_floor * heur
+        return floor + (1.0 - floor.sum()) * p
+
+    def sample(self, n: int, gen: np.random.Generator) -> np.ndarray:
+        """(n,) member indices, ``SELF`` for pure self-play games."""
+        idx = gen.choice(len(self.members), size=n, p=self.probs())
+        if self.self_play_prob > 0:
+            idx[gen.random(n) < self.self_play_prob] = SELF
+        return idx
+
+    def record(self, idx: np.ndarray, win_share: np.ndarray) -> None:
+        """Update the learner's record against members ``idx`` (``SELF`` games ignored)."""
+        ok = idx != SELF
+        if not ok.any():
+            return
+        n = np.bincount(idx[ok], minlength=len(self.members))
+        s = np.bincount(idx[ok], weights=win_share[ok], minlength=len(self.members))
+        for j, m in enumerate(self.members):
+            if n[j]:
+                d = self.decay ** n[j]
+                m.wins = d * m.wins + s[j]
+                m.games = d * m.games + n[j]
+
+    def add_snapshot(self, net: PolicyNet, step: int) -> None:
+        """Freeze a copy of ``net`` as a new opponent; evict the oldest beyond the limit."""
+        frozen = PolicyNet(net.obs_size, net.n_actions, net.hidden)
+        frozen.load_state_dict(net.state_dict())
+        frozen.eval().requires_grad_(False)
+        self.total_snapshots += 1
+        name = f"snapshot@{step}"
+        agent = PPOAgent(frozen, sample=self.snapshot_sample, seed=self._seed(self.total_snapshots), name=name)
+        self.members.append(Member(name, "snapshot", agent, step=step, net=frozen))
+        snaps = [i for i, m in enumerate(self.members) if m.kind == "snapshot"]
+        if len(snaps) > self.max_snapshots:
+            del self.members[snaps[0]]
+
+    # ----------------------------------------------------------------------
+    # Checkpointing: snapshot weights as tensors, the rest as JSON
+    def state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        tensors: dict[str, torch.Tensor] = {}
+        meta = []
+        for i, m in enumerate(self.members):
+            meta.append({"name": m.name, "kind": m.kind, "wins": m.wins, "games": m.games, "step": m.step})
+            if m.net is not None:
+                tensors.update({f"pool.{i}.{k}": v for k, v in m.net.state_dict().items()})
+        return tensors, {"members": meta, "total_snapshots": self.total_snapshots}
+
+    def load_state(self, tensors: dict[str, torch.Tensor], meta: dict[str, Any], net_meta: dict[str, Any]) -> None:
+        """Restore members saved by :meth:`state` (heuristics rebuilt by name)."""
+        self.members = []
+        self.total_snapshots = int(meta["total_snapshots"])
+        for i, d in enumerate(meta["members"]):
+            if d["kind"] == "snapshot":
+                net = policy_from_tensors(tensors, net_meta, prefix=f"pool.{i}.")
+                net.eval().requires_grad_(False)
+                agent = PPOAgent(net, sample=self.snapshot_sample, seed=self._seed(1000 + i), name=d["name"])
+            else:
+                net, agent = None, make_agent(d["name"], self.game, seed=self._seed(i))
+            self.members.append(Member(d["name"], d["kind"], agent, d["wins"], d["games"], d["step"], net))
+        heur = sum(m.kind == "heuristic" for m in self.members)
+        self.heuristic_floor = min(self.heuristic_floor, 1.0 / max(heur, 1))
+
+
+def win_shares(totals: np.ndarray) -> np.ndarray:
+    """(G, P) totals -> (G, P) share of the win: 1 / ties for the highest totals, else 0."""
+    top = totals == totals.max(axis=1, keepdims=True)
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def duplicate_eval(game: Game, agent: Any, opponent: str, deals: int = 64, seed: int = 12345) -> dict[str, float]:
+    """The learner against ``P - 1`` copies of ``opponent`` on duplicate deals.
+
+    Every deal is played ``P`` times with the learner in each seat, so the
+    luck of the cards cancels. Returns the learner's mean score per hand,
+    its margin over the opponents' mean per hand, and its win share.
+    """
+    P = game.players
+    opp = make_agent(opponent, game, seed=seed)
+    hands = game.config.hands
+    me, margin, share = [], [], []
+    for s in range(P):  # same deals (game i has key game_keys(seed, i)), learner in seat s
+        agents = [agent if p == s else opp for p in range(P)]
+        totals = play_games(game, agents, deals, seed=seed, batch_size=2048).totals.astype(np.float64)
+        others = np.delete(totals, s, axis=1)
+        me.append(totals[:, s])
+        margin.append(totals[:, s] - others.mean(axis=1))
+        share.append(win_shares(totals)[:, s])
+    return {
+        "score_per_hand": float(np.mean(me) / hands),
+        "margin_per_hand": float(np.mean(margin) / hands),
+        "win_share": float(np.mean(share)),
+    }
