@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,51 @@ TAKEN_SCALE = 20.0
 def _by_seat(arr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``arr[g, s]`` for flat rows ``g * P + s`` of a (B, P, ...) array, in one gather."""
     return np.take(arr.reshape(-1, *arr.shape[2:]), rows, axis=0)
+
+
+class _Frame:
+    """One observer per game: the output views, relative-seat gathers, and
+    the slices both games encode the same way (hand, cards played, taken,
+    scores, hand number, dealer, leader, current trick, all hands)."""
+
+    def __init__(
+        self,
+        layout: ObsLayout,
+        state: Any,
+        seat: np.ndarray | None,
+        out: np.ndarray | None,
+        view: str,
+        taken_scale: float,
+    ) -> None:
+        P, B = state.trick.shape[1], state.batch_size
+        self.b = b = np.arange(B)
+        self.me = me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
+        if out is None:
+            out = np.zeros((B, layout.size), dtype=np.float32)
+        else:  # only the one-hot block needs clearing: dense slices are overwritten
+            out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
+        self.out = out
+        self.o = o = layout.views(out)
+        self.P = P
+        absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
+        self.rows = rows = b[:, None] * P + absolute  # flat (game, seat) rows: one gather each
+
+        o["hand"][:] = _by_seat(state.hands, b * P + me) if view != "public" else 0
+        o["played"][:] = state.played
+        o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / taken_scale)
+        o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
+        o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
+        o["dealer"][b, self.rel(state.dealer)] = 1
+        o["leader"][b, self.rel(state.leader)] = 1
+        trick = _by_seat(state.trick, rows).astype(np.int64)
+        g, r = np.nonzero(trick >= 0)
+        o["trick"][g, r, trick[g, r]] = 1
+        if view == "full":
+            o["all_hands"][:] = _by_seat(state.hands, rows)
+
+    def rel(self, seats: np.ndarray) -> np.ndarray:
+        """Absolute seats (B,) as seen by each game's observer."""
+        return (np.asarray(seats, dtype=np.int64) - self.me) % self.P
 
 
 @dataclass(frozen=True)
@@ -139,30 +185,15 @@ def bh_observe(
     Secret bidding hides the other seats' bids until everybody has bid.
     ``out``, if given, is a preallocated (B, D) float32 buffer to fill.
     """
-    layout = bh_layout(cfg, view)
-    P, B = cfg.players, state.batch_size
-    b = np.arange(B)
-    me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
-    if out is None:
-        out = np.zeros((B, layout.size), dtype=np.float32)
-    else:  # only the one-hot block needs clearing: dense slices are overwritten
-        out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
-    o = layout.views(out)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
-    rows, me_row = b[:, None] * P + absolute, b * P + me  # flat (game, seat) rows: one gather each
-    rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
-
-    o["hand"][:] = _by_seat(state.hands, me_row) if view != "public" else 0
-    o["played"][:] = state.played
-    bids = _by_seat(state.bids, rows).astype(np.int64)  # (B, P) relative, -1 = not yet
+    f = _Frame(bh_layout(cfg, view), state, seat, out, view, TAKEN_SCALE)
+    o, b, P, rel = f.o, f.b, cfg.players, f.rel
+    bids = _by_seat(state.bids, f.rows).astype(np.int64)  # (B, P) relative, -1 = not yet
     if cfg.secret_bidding:
         hidden = (bids >= 0) & ((state.n_bids < P) & (state.phase == bh.BID))[:, None]
         hidden[:, 0] = False
         bids[hidden] = _HIDDEN_BID
     o["bids"][:] = _BID_FEATURES[bids + 1]
-    o["no_bid_left"][:] = ~_by_seat(state.no_bid_used, rows) if cfg.no_bid else 0
-    o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / TAKEN_SCALE)
-    o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
+    o["no_bid_left"][:] = ~_by_seat(state.no_bid_used, f.rows) if cfg.no_bid else 0
     o["hat_value"][:, 0] = state.hat_value == 10
     o["hat_value"][:, 1] = state.hat_value == -10
 
@@ -170,17 +201,9 @@ def bh_observe(
     live = ph < 3
     o["phase"][b[live], ph[live]] = 1
     o["trump"][b, state.trump.astype(np.int64)] = 1
-    o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
-    o["dealer"][b, rel(state.dealer)] = 1
     holder = state.hat_holder.astype(np.int64)
     o["hat_holder"][b, np.where(holder < 0, 0, rel(holder) + 1)] = 1
-    o["leader"][b, rel(state.leader)] = 1
-    trick = _by_seat(state.trick, rows).astype(np.int64)
-    g, r = np.nonzero(trick >= 0)
-    o["trick"][g, r, trick[g, r]] = 1
-    if view == "full":
-        o["all_hands"][:] = _by_seat(state.hands, rows)
-    return out
+    return f.out
 
 
 def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
@@ -274,24 +297,9 @@ def oh_observe(
     public view only drops the observer's hand; the full view adds every
     seat's hand. ``out``, if given, is a preallocated (B, D) float32 buffer.
     """
-    layout = oh_layout(cfg, view)
-    P, B = cfg.players, state.batch_size
-    b = np.arange(B)
-    me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
-    if out is None:
-        out = np.zeros((B, layout.size), dtype=np.float32)
-    else:  # only the one-hot block needs clearing: dense slices are overwritten
-        out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
-    o = layout.views(out)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
-    rows, me_row = b[:, None] * P + absolute, b * P + me  # flat (game, seat) rows: one gather each
-    rel = lambda seats: (np.asarray(seats, dtype=np.int64) - me) % P  # noqa: E731
-
-    o["hand"][:] = _by_seat(state.hands, me_row) if view != "public" else 0
-    o["played"][:] = state.played
-    o["bids"][:] = _OH_BID_FEATURES[_by_seat(state.bids, rows).astype(np.int64) + 1]
-    o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / OH_TAKEN_SCALE)
-    o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
+    f = _Frame(oh_layout(cfg, view), state, seat, out, view, OH_TAKEN_SCALE)
+    o, b = f.o, f.b
+    o["bids"][:] = _OH_BID_FEATURES[_by_seat(state.bids, f.rows).astype(np.int64) + 1]
 
     ph = state.phase.astype(np.int64)
     live = (ph == oh.BID) | (ph == oh.PLAY)
@@ -299,16 +307,8 @@ def oh_observe(
     dealt = state.trump_card >= 0
     o["trump_suit"][b[dealt], state.trump[dealt]] = 1
     o["trump_card"][b[dealt], state.trump_card[dealt].astype(np.int64)] = 1
-    o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
     o["hand_size"][b, state.hand_size.astype(np.int64) - 1] = 1
-    o["dealer"][b, rel(state.dealer)] = 1
-    o["leader"][b, rel(state.leader)] = 1
-    trick = _by_seat(state.trick, rows).astype(np.int64)
-    g, r = np.nonzero(trick >= 0)
-    o["trick"][g, r, trick[g, r]] = 1
-    if view == "full":
-        o["all_hands"][:] = _by_seat(state.hands, rows)
-    return out
+    return f.out
 
 
 def oh_decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
