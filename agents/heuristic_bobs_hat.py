@@ -51,6 +51,8 @@ from bobshat_env.core.cards import BH_IS_HAT_CARD, BH_N_CARDS, BOBS_HAT_DECK
 from bobshat_env.core.observe import bh_layout
 from bobshat_env.core.resample import relative_voids
 
+from .trick_facts import trick_facts, trick_void
+
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
 HAT_CARD = BH_IS_HAT_CARD
@@ -84,31 +86,15 @@ class Facts:
         return int(self.trick.shape[1])
 
 
-def _trick_void(trick: np.ndarray, led: np.ndarray) -> np.ndarray:
-    B, P = trick.shape
-    void = np.zeros((B, P, 3), dtype=bool)
-    off = (trick >= 0) & (led[:, None] >= 0) & (SUIT[np.maximum(trick, 0)] != led[:, None])
-    g, p = np.nonzero(off)
-    void[g, p, led[g]] = True
-    return void
-
-
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
     """Facts from private observations (B, D); ``public["void"]`` (B, P, 3) absolute, if given."""
     o = bh_layout(cfg).views(np.asarray(obs, dtype=np.float32))
-    B = obs.shape[0]
-    b = np.arange(B)
-    tr = o["trick"]
-    trick = np.where(tr.any(axis=2), np.argmax(tr, axis=2), -1).astype(np.int64)
-    leader = np.argmax(o["leader"], axis=1)
-    lead_card = trick[b, leader]
-    led = np.where(lead_card >= 0, SUIT[np.maximum(lead_card, 0)], -1)
+    trick, leader, led, void = trick_facts(o, BOBS_HAT_DECK)
     rb = o["bids"]
     code = rb[..., 0] + 2 * rb[..., 1] + 4 * rb[..., 2] + 8 * (rb[..., 3] + rb[..., 4])
     bids = np.where(rb[..., 5] > 0.5, np.rint(code), -1).astype(np.int64)
     holder = np.argmax(o["hat_holder"], axis=1) - 1
     phase = np.where(o["phase"].any(axis=1), np.argmax(o["phase"], axis=1), bh.DONE)
-    void = _trick_void(trick, led)
     if public is not None and "void" in public:
         void |= relative_voids(np.asarray(public["void"], dtype=bool), seat)
     return Facts(
@@ -155,7 +141,7 @@ def facts_from_state(cfg: Any, state: bh.State, seat: np.ndarray | None = None) 
         hat_holder=np.where(holder >= 0, (holder - me) % P, -1),
         dealer=(state.dealer.astype(np.int64) - me) % P,
         hand_size=state.hand_size.astype(np.int64),
-        void=_trick_void(trick, led),
+        void=trick_void(trick, led, BOBS_HAT_DECK),
     )
 
 

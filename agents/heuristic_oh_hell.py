@@ -39,6 +39,8 @@ from bobshat_env.core.cards import OH_HELL_DECK
 from bobshat_env.core.observe import oh_layout
 from bobshat_env.core.resample import relative_voids
 
+from .trick_facts import trick_facts, trick_void
+
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
 RANK = OH_HELL_DECK.rank_of.astype(np.int64)
@@ -82,26 +84,10 @@ class Facts:
         return int(self.trick.shape[1])
 
 
-def _trick_void(trick: np.ndarray, led: np.ndarray) -> np.ndarray:
-    B, P = trick.shape
-    void = np.zeros((B, P, 4), dtype=bool)
-    off = (trick >= 0) & (led[:, None] >= 0) & (SUIT[np.maximum(trick, 0)] != led[:, None])
-    g, p = np.nonzero(off)
-    void[g, p, led[g]] = True
-    return void
-
-
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
     """Facts from private Oh Hell observations; ``public["void"]`` (B, P, 4) absolute seats, if given."""
     o = oh_layout(cfg).views(np.asarray(obs, dtype=np.float32))
-    B = obs.shape[0]
-    b = np.arange(B)
-    tr = o["trick"]
-    trick = np.where(tr.any(axis=2), np.argmax(tr, axis=2), -1).astype(np.int64)
-    leader = np.argmax(o["leader"], axis=1)
-    lead_card = trick[b, leader]
-    led = np.where(lead_card >= 0, SUIT[np.maximum(lead_card, 0)], -1)
-    void = _trick_void(trick, led)
+    trick, leader, led, void = trick_facts(o, OH_HELL_DECK)
     if public is not None and "void" in public:
         void |= relative_voids(np.asarray(public["void"], dtype=bool), seat)
     ph = o["phase"]
@@ -146,7 +132,7 @@ def facts_from_state(cfg: Any, state: oh.State, seat: np.ndarray | None = None) 
         taken=state.taken[b[:, None], absolute].astype(np.int64),
         dealer=(state.dealer.astype(np.int64) - me) % P,
         hand_size=state.hand_size.astype(np.int64),
-        void=_trick_void(trick, led),
+        void=trick_void(trick, led, OH_HELL_DECK),
     )
 
 
