@@ -24,6 +24,7 @@ from agents.ppo_agent import (
 from bobshat_env.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo import interleaved_gae, parse_args
+from train.selfplay import SELF, OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -79,6 +80,27 @@ def test_pool_opponents_that_need_the_public_record_get_it(tmp_path, capsys):
     register("test_public_random", PublicRandom)
     _train(tmp_path, capsys, "--heuristics", "test_public_random", "--self-play-prob", "0", "--total-decisions", "256")
     assert sum(seen) > 0
+
+
+def test_same_seed_same_run_and_game_long_episodes(tmp_path, capsys):
+    runs = []
+    for name in ("a", "b"):
+        _train(tmp_path, capsys, "--run-name", name, "--total-decisions", "256", "--train-for", "game")
+        runs.append(load_checkpoint(tmp_path / name / "policy.pt")[0])
+    assert runs[0].keys() == runs[1].keys()
+    assert all(torch.equal(runs[0][k], runs[1][k]) for k in runs[0])
+
+
+def test_pool_evicts_the_oldest_snapshot_and_draws_hard_opponents_more():
+    game = make_game("bobs_hat", players=4)
+    pool = OpponentPool(game, ["random"], max_snapshots=2, self_play_prob=0.0, seed=0)
+    net = PolicyNet(game.obs_size(), game.n_actions, (8,))
+    assert [pool.add_snapshot(net, step) for step in (10, 20, 30)] == [None, None, 1]
+    assert pool.names == ["random", "snapshot@20", "snapshot@30"]
+    pool.record(np.array([1] * 50 + [2] * 50), np.array([1.0] * 50 + [0.0] * 50))  # beats @20, loses to @30
+    p = pool.probs()
+    assert p[2] > p[1] and p[0] >= pool.heuristic_floor and p.sum() == pytest.approx(1.0)
+    assert SELF not in pool.sample(100, np.random.default_rng(0))
 
 
 def test_masked_logits_never_sample_an_illegal_action():

@@ -675,7 +675,12 @@ def train(args: Args) -> dict[str, Any]:
         # ---- snapshots, evaluation, checkpoints ------------------------------------------
         last = global_step >= args.total_decisions
         if iteration % args.snapshot_every == 0:
-            pool.add_snapshot(net, global_step)
+            evicted = pool.add_snapshot(net, global_step)
+            if evicted is not None:  # games keep their opponent (later indices move down); the evicted's redraw
+                gone = opp == evicted
+                opp[opp > evicted] -= 1
+                opp[gone] = pool.sample(int(gone.sum()), gen)
+                is_learner[gone] = (opp[gone] == SELF)[:, None] | (np.arange(P) == learner_seat[gone, None])
         if args.eval_every >= 0 and (last or (args.eval_every and iteration % args.eval_every == 0)):
             greedy = PPOAgent(net, sample=False, name="learner")
             for name in args.eval_opponents:

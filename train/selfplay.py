@@ -127,8 +127,12 @@ class OpponentPool:
                 m.wins = d * m.wins + s[j]
                 m.games = d * m.games + n[j]
 
-    def add_snapshot(self, net: PolicyNet, step: int) -> None:
-        """Freeze a copy of ``net`` as a new opponent; evict the oldest beyond the limit."""
+    def add_snapshot(self, net: PolicyNet, step: int) -> int | None:
+        """Freeze a copy of ``net`` as a new opponent; evict the oldest beyond the limit.
+
+        Returns the index the evicted member had (members after it move down
+        by one), or None.
+        """
         frozen = PolicyNet(net.obs_size, net.n_actions, net.hidden)
         frozen.load_state_dict(net.state_dict())
         frozen.eval().requires_grad_(False)
@@ -139,6 +143,8 @@ class OpponentPool:
         snaps = [i for i, m in enumerate(self.members) if m.kind == "snapshot"]
         if len(snaps) > self.max_snapshots:
             del self.members[snaps[0]]
+            return snaps[0]
+        return None
 
     # ----------------------------------------------------------------------
     # Checkpointing: snapshot weights as tensors, the rest as JSON
