@@ -16,6 +16,22 @@ def _cards(ids: np.ndarray, name: Any) -> str:
     return " ".join(name(int(c)) for c in np.nonzero(ids)[0]) or "-"
 
 
+def _hand(state: Any, g: int, p: int, show_hands: bool | int, name: Any) -> str:
+    """Seat ``p``'s cards, or just their number when the view hides them."""
+    shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
+    return _cards(state.hands[g, p], name) if shown else f"({int(state.hands[g, p].sum())} cards)"
+
+
+def _trick_line(state: Any, g: int, name: Any) -> str:
+    """The current trick in play order, from its leader."""
+    P = state.trick.shape[1]
+    lead = int(state.leader[g])
+    played = [
+        f"player_{(lead + i) % P} {name(int(state.trick[g, (lead + i) % P]))}" for i in range(int(state.n_in_trick[g]))
+    ]
+    return f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-")
+
+
 def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | int = True) -> str:
     """Table of game ``g``: trump, hat, bids, trick, cards taken, scores.
 
@@ -52,17 +68,11 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
         else:
             bid = "+".join(bh.bid_cards(code)) or "no bid"
         taken = "/".join(str(int(x)) for x in state.taken[g, p])
-        shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
-        hand = _cards(state.hands[g, p], bh_card_str) if shown else f"({int(state.hands[g, p].sum())} cards)"
+        hand = _hand(state, g, p, show_hands, bh_card_str)
         mark = "*" if p == int(state.cur[g]) and phase != bh.DONE else " "
         lines.append(f"{mark}player_{p:<2}{bid:<28}{taken:<13}{int(state.scores[g, p]):>6}   {hand}")
     if phase == bh.PLAY:
-        lead = int(state.leader[g])
-        played = [
-            f"player_{(lead + i) % P} {bh_card_str(int(state.trick[g, (lead + i) % P]))}"
-            for i in range(int(state.n_in_trick[g]))
-        ]
-        lines.append(f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-"))
+        lines.append(_trick_line(state, g, bh_card_str))
     return "\n".join(lines)
 
 
@@ -83,18 +93,12 @@ def render_oh_hell(game: Game, state: Any, g: int = 0, show_hands: bool | int = 
     lines.append(f"{'seat':<10}{'bid':>5}{'taken':>7}{'total':>7}   hand")
     for p in range(P):
         bid = int(state.bids[g, p])
-        shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
-        hand = _cards(state.hands[g, p], oh_card_str) if shown else f"({int(state.hands[g, p].sum())} cards)"
+        hand = _hand(state, g, p, show_hands, oh_card_str)
         mark = "*" if p == int(state.cur[g]) and phase != oh.DONE else " "
         bid_txt = "-" if bid < 0 else str(bid)
         lines.append(f"{mark}player_{p:<2}{bid_txt:>5}{int(state.taken[g, p]):>7}{int(state.scores[g, p]):>7}   {hand}")
     if phase == oh.PLAY:
-        lead = int(state.leader[g])
-        played = [
-            f"player_{(lead + i) % P} {oh_card_str(int(state.trick[g, (lead + i) % P]))}"
-            for i in range(int(state.n_in_trick[g]))
-        ]
-        lines.append(f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-"))
+        lines.append(_trick_line(state, g, oh_card_str))
     return "\n".join(lines)
 
 
