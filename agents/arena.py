@@ -93,15 +93,15 @@ def play_games(
             actions = np.zeros(state.batch_size, dtype=np.int64)
             for p in range(len(agents)):
                 rows = np.nonzero(active & (who == p))[0]
-                if rows.size and tracker is not None and _needs_public(agents[p]):
-                    actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows], public=tracker.rows(rows))
-                elif rows.size:
-                    actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows])
+                if rows.size:
+                    public = tracker is not None and _needs_public(agents[p])
+                    extra = {"public": tracker.rows(rows)} if public else {}
+                    actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows], **extra)
             decisions += int(active.sum())
             before = (state.phase.copy(), state.cur.copy())
             if tracker is not None:
                 tracker.before_step(state, actions, active)
-            res = game.step(state, actions, active=active)
+            res = game.step(state, actions, active=active, legal=mask)  # the mask the agents saw
             if tracker is not None:
                 tracker.after_step(res)
             if recorder is not None:

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import BobsHatConfig
 from . import bobs_hat as bh
-from .cards import BH_N_CARDS, BOBS_HAT_DECK, Deck
+from .cards import BOBS_HAT_DECK, Deck
 from .observe import bh_layout
 
 
@@ -261,6 +261,34 @@ def consistent(
 
 # --------------------------------------------------------------------------
 # Bob's Hat: a public state from one seat's observation
+def _seen_from(
+    hand: np.ndarray,
+    played: np.ndarray,
+    trick: np.ndarray,
+    size: np.ndarray,
+    tricks_done: np.ndarray,
+    me: np.ndarray,
+    P: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What one seat knows of the cards, for both games' public states.
+
+    Returns hands (B, P, N) with only the observer's own cards, the number of
+    cards each seat still holds (B, P) and the cards nobody has seen (B, N).
+    trick: (B, P) card ids by absolute seat, -1 where none.
+    """
+    B, N = hand.shape
+    b = np.arange(B)
+    hands = np.zeros((B, P, N), dtype=bool)
+    hands[b, me] = hand
+    in_trick = np.zeros((B, N), dtype=bool)
+    g, p = np.nonzero(trick >= 0)
+    in_trick[g, trick[g, p]] = True
+    # Cards held: the hand size less completed tricks, less one for a card in the current trick.
+    counts = size[:, None] - tricks_done[:, None] - (trick >= 0)
+    counts[b, me] = hand.sum(axis=1)
+    return hands, counts, ~hand & ~played & ~in_trick
+
+
 def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[bh.State, np.ndarray, np.ndarray]:
     """Rebuild what seat ``seat`` knows from its private observations.
 
@@ -309,15 +337,7 @@ def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tu
     no_bid_used = np.zeros((B, P), dtype=bool)
     if cfg.no_bid:
         no_bid_used[b[:, None], absolute] = o["no_bid_left"] < 0.5
-    hands = np.zeros((B, P, BH_N_CARDS), dtype=bool)
-    hands[b, me] = hand
-    in_trick = np.zeros((B, BH_N_CARDS), dtype=bool)
-    g, p = np.nonzero(trick >= 0)
-    in_trick[g, trick[g, p]] = True
-    # Cards held: the hand size less completed tricks, less one for a card in the current trick.
-    counts = size[:, None] - tricks_done[:, None] - (trick >= 0)
-    counts[b, me] = hand.sum(axis=1)
-    unseen = ~hand & ~played & ~in_trick
+    hands, counts, unseen = _seen_from(hand, played, trick, size, tricks_done, me, P)
     n_bids = (bids >= 0).sum(axis=1)
     state = bh.State(
         key=np.zeros(B, dtype=np.uint64),
@@ -375,7 +395,7 @@ def oh_public_state(cfg: Any, obs: np.ndarray, seat: np.ndarray) -> tuple[Any, n
     The turned trump card is face up, so it is not among the unseen cards.
     """
     from . import oh_hell as oh  # noqa: PLC0415
-    from .cards import OH_HELL_DECK, OH_N_CARDS  # noqa: PLC0415
+    from .cards import OH_HELL_DECK  # noqa: PLC0415
     from .observe import oh_layout  # noqa: PLC0415
 
     P = cfg.players
@@ -407,14 +427,7 @@ def oh_public_state(cfg: Any, obs: np.ndarray, seat: np.ndarray) -> tuple[Any, n
     scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
     dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
     trump_card = onehot(o["trump_card"]).astype(np.int8)
-    hands = np.zeros((B, P, OH_N_CARDS), dtype=bool)
-    hands[b, me] = hand
-    in_trick = np.zeros((B, OH_N_CARDS), dtype=bool)
-    g, p = np.nonzero(trick >= 0)
-    in_trick[g, trick[g, p]] = True
-    counts = size[:, None] - tricks_done[:, None] - (trick >= 0)
-    counts[b, me] = hand.sum(axis=1)
-    unseen = ~hand & ~played & ~in_trick
+    hands, counts, unseen = _seen_from(hand, played, trick, size, tricks_done, me, P)
     unseen[b, trump_card.astype(np.int64)] = False
     state = oh.State(
         key=np.zeros(B, dtype=np.uint64),
