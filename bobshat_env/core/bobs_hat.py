@@ -1,9 +1,11 @@
-"""Batched rules of Where's Bob's Hat? (RULES.md section 1), NumPy only.
+"""Batched rules of Where's Bob's Hat? (RULES.md section 1).
 
 B games are held in one :class:`State` of arrays with a leading batch
 dimension and stepped together: every game has exactly one player to act, and
 :func:`step` applies one action per game, whatever phase each game is in.
-Phases are handled with boolean masks over the batch, never a loop over games.
+The rules run as compiled (numba) loops over the games, one scalar step per
+game, sharing the trick play of :mod:`tricks` with Oh Hell; chance (the
+deals) is batched NumPy, once per hand.
 
 Action space (one flat discrete space, OpenSpiel style):
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..config import BobsHatConfig
 from . import rng
@@ -39,13 +42,14 @@ from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_ca
 from .tricks import (
     StepResult,
     TrickState,
+    arrays_type,
+    book_hand,
     clear_hand,
     common_fields,
     deal_from_permutation,
-    follow_suit_mask,
-    play_cards,
+    follow_suit_row,
+    play_card,
     random_first_dealer,
-    score_hands,
 )
 
 # Action layout
@@ -64,6 +68,7 @@ PHASE_NAMES = ("hat", "bid", "play", "deal", "done")
 RENEGE_PENALTY = -15
 
 _SUIT_OF = BOBS_HAT_DECK.suit_of
+_RANK_OF = BOBS_HAT_DECK.rank_of
 _CHANCE_TRUMP, _CHANCE_DEAL = 1, 2
 
 
@@ -118,6 +123,9 @@ class State(TrickState):
     def hand_size(self) -> np.ndarray:
         """(B,) cards dealt to each player this hand."""
         return self.hand_no.astype(np.int64) + 5
+
+
+StateArrays = arrays_type(State, "StateArrays")
 
 
 # --------------------------------------------------------------------------
@@ -199,79 +207,78 @@ def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndar
 
 # --------------------------------------------------------------------------
 # Legal actions
-def legal_bid_codes(cfg: BobsHatConfig, no_bid_used: np.ndarray) -> np.ndarray:
-    """(n, 24) bool: legal bid codes for bidders with these no-bid flags."""
-    codes = np.arange(N_BID_CODES)
-    base = np.ones(N_BID_CODES, dtype=bool)
-    if not cfg.double_fewest:
-        base &= codes // 8 < 2
-    legal = np.broadcast_to(base, (no_bid_used.shape[0], N_BID_CODES)).copy()
-    legal[:, 0] = cfg.no_bid & ~no_bid_used
-    return legal
+@njit(cache=True)
+def _mask_kernel(phase, cur, hands, led_suit, no_bid_used, no_bid, double_fewest, mask):
+    for g in range(phase.shape[0]):
+        row = mask[g]
+        row[:] = False
+        ph = phase[g]
+        if ph == HAT:
+            row[HAT_PLUS] = row[HAT_MINUS] = True
+        elif ph == BID:
+            for code in range(1, N_BID_CODES):
+                row[BID_BASE + code] = double_fewest or code // 8 < 2
+            row[BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
+        elif ph == PLAY:
+            follow_suit_row(hands[g, cur[g]], led_suit[g], _SUIT_OF, row[:N_CARDS])
 
 
-def legal_action_mask(cfg: BobsHatConfig, state: State) -> np.ndarray:
+def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
     """(B, 86) bool: the legal actions of the player to act in each game.
 
-    All False in a finished game or one waiting for a deal.
+    All False in a finished game or one waiting for a deal. ``out``: a
+    (B, 86) bool buffer to fill instead of a new array.
     """
-    B = state.batch_size
-    mask = np.zeros((B, N_ACTIONS), dtype=bool)
-    ph = state.phase
-    mask[ph == HAT, HAT_PLUS : HAT_MINUS + 1] = True
-    bid = np.nonzero(ph == BID)[0]
-    if bid.size:
-        mask[bid, BID_BASE:] = legal_bid_codes(cfg, state.no_bid_used[bid, state.cur[bid]])
-    play = np.nonzero(ph == PLAY)[0]
-    if play.size:
-        hand = state.hands[play, state.cur[play]]
-        mask[play, :N_CARDS] = follow_suit_mask(hand, state.led_suit[play], BOBS_HAT_DECK)
-    return mask
+    if out is None:
+        out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
+    s = state
+    _mask_kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, out)
+    return out
 
 
-def _validate(cfg: BobsHatConfig, state: State, actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Raise on any illegal action; return (B,) bool: the follow-suit violations
-    that renege mode turns into reneges."""
-    B = state.batch_size
-    b = np.arange(B)
-    in_range = (actions >= 0) & (actions < N_ACTIONS)
-    ok = np.zeros(B, dtype=bool)
-    ok[in_range] = legal[b[in_range], actions[in_range]]
-    renege = np.zeros(B, dtype=bool)
-    if cfg.renege_mode:
-        is_card = in_range & (actions < N_CARDS) & (state.phase == PLAY)
-        held = np.zeros(B, dtype=bool)
-        held[is_card] = state.hands[b[is_card], state.cur[is_card], actions[is_card]]
-        renege = held & ~ok
-    bad = ~(ok | renege)
-    if bad.any():
-        g = int(np.nonzero(bad)[0][0])
-        a, ph, seat = int(actions[g]), int(state.phase[g]), int(state.cur[g])
-        what = action_str(a)
-        if ph == DONE:
-            why = "the game is over"
-        elif ph == DEAL:
-            why = "the hand has not been dealt"
-        elif ph == PLAY and 0 <= a < N_CARDS:
-            why = (
-                f"seat {seat} does not hold {what}"
-                if not state.hands[g, seat, a]
-                else f"seat {seat} must follow the suit led ({cfg_suit(int(state.led_suit[g]))})"
-            )
-        elif ph == BID and BID_BASE <= a < N_ACTIONS:
-            code = a - BID_BASE
-            why = (
-                "the no-bid option is off or already used by this seat"
-                if code == 0
-                else "double fewest needs the double_fewest option"
-            )
-        else:
-            why = f"it is the {PHASE_NAMES[ph]} phase"
-        raise IllegalActionError(
-            f"illegal action {a} ({what}) in game {g} for seat {seat}: {why}; "
-            f"legal actions: {np.nonzero(legal[g])[0].tolist()}"
+@njit(cache=True)
+def _check_kernel(phase, cur, hands, actions, active, legal, renege_mode, renege):
+    """First game whose action is illegal, or -1; flags reneges in ``renege``."""
+    for g in range(actions.shape[0]):
+        if not active[g]:
+            continue
+        a = actions[g]
+        if 0 <= a < N_ACTIONS and legal[g, a]:
+            continue
+        if renege_mode and 0 <= a < N_CARDS and phase[g] == PLAY and hands[g, cur[g], a]:
+            renege[g] = True  # a held card that breaks follow suit: the renege rule applies
+            continue
+        return g
+    return -1
+
+
+def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.ndarray) -> None:
+    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
+    ph, seat = int(state.phase[g]), int(state.cur[g])
+    what = action_str(a)
+    if ph == DONE:
+        why = "the game is over"
+    elif ph == DEAL:
+        why = "the hand has not been dealt"
+    elif ph == PLAY and 0 <= a < N_CARDS:
+        why = (
+            f"seat {seat} does not hold {what}"
+            if not state.hands[g, seat, a]
+            else f"seat {seat} must follow the suit led ({cfg_suit(int(state.led_suit[g]))})"
         )
-    return renege
+    elif ph == BID and BID_BASE <= a < N_ACTIONS:
+        code = a - BID_BASE
+        why = (
+            "the no-bid option is off or already used by this seat"
+            if code == 0
+            else "double fewest needs the double_fewest option"
+        )
+    else:
+        why = f"it is the {PHASE_NAMES[ph]} phase"
+    raise IllegalActionError(
+        f"illegal action {a} ({what}) in game {g} for seat {seat}: {why}; "
+        f"legal actions: {np.nonzero(legal[g])[0].tolist()}"
+    )
 
 
 def cfg_suit(s: int) -> str:
@@ -280,6 +287,49 @@ def cfg_suit(s: int) -> str:
 
 # --------------------------------------------------------------------------
 # Scoring
+@njit(cache=True)
+def _score_one(bids, taken, hat_value, hat_holder, size, negative, out):
+    """One hand's scores into ``out`` (P,); see :func:`score_hand`."""
+    P = bids.shape[0]
+    out[:] = 0
+    for suit in range(3):
+        total = 0
+        for p in range(P):
+            total += taken[p, suit]
+        for p in range(P):
+            if not (bids[p] >> suit) & 1:
+                continue
+            best_other = -1
+            for q in range(P):
+                if q != p and taken[q, suit] > best_other:
+                    best_other = taken[q, suit]
+            if taken[p, suit] > best_other or total == 0:  # strictly most, or the suit was never dealt
+                out[p] += 5 + taken[p, suit]
+            else:
+                out[p] += -5 - (taken[p, suit] if negative else 0)
+    for p in range(P):
+        fewest = bids[p] // 8
+        if fewest == 0:
+            continue
+        mine = taken[p, 0] + taken[p, 1] + taken[p, 2]
+        made = True
+        for q in range(P):
+            if q != p and taken[q, 0] + taken[q, 1] + taken[q, 2] <= mine:
+                made = False
+        out[p] += fewest * (size if made else -size)
+    if hat_holder >= 0:
+        out[hat_holder] += hat_value
+    for p in range(P):
+        if bids[p] == 0:  # a no-bid hand scores 0, hat included
+            out[p] = 0
+
+
+@njit(cache=True)
+def _score_hands(bids, taken, hat_value, hat_holder, hand_size, negative, out):
+    for g in range(bids.shape[0]):
+        _score_one(bids[g], taken[g], hat_value[g], hat_holder[g], hand_size[g], negative, out[g])
+
+
 def score_hand(
     cfg: BobsHatConfig,
     bids: np.ndarray,
@@ -297,35 +347,71 @@ def score_hand(
     ``±hand_size``, doubled for double fewest. The hat holder scores the hat.
     A no-bid hand scores 0, hat included.
     """
-    bids = np.asarray(bids, dtype=np.int64)
-    taken = np.asarray(taken, dtype=np.int64)
-    n, P = bids.shape
-    size = np.asarray(hand_size, dtype=np.int64).reshape(-1)[:, None]
-    srt = np.sort(taken, axis=1)  # (n, P, 3) ascending over seats
-    top, second = srt[:, -1], srt[:, -2]  # (n, 3)
-    best_other = np.where(taken == top[:, None, :], second[:, None, :], top[:, None, :])
-    # A tie for the top makes second == top, so nobody strictly leads: correct.
-    most_made = (taken > best_other) | (taken.sum(axis=1, keepdims=True) == 0)
-    miss = -5 - (taken if cfg.negative_scoring else 0)
-    most_pts = np.where(most_made, 5 + taken, miss)
-    bid_bits = (bids[:, :, None] >> np.arange(3)) & 1
-    score = (most_pts * bid_bits).sum(axis=2)
-
-    total = taken.sum(axis=2)  # (n, P)
-    tsrt = np.sort(total, axis=1)
-    low, low2 = tsrt[:, :1], tsrt[:, 1:2]
-    fewest_other = np.where(total == low, low2, low)
-    fewest_made = total < fewest_other
-    score += (bids // 8) * np.where(fewest_made, size, -size)
-
-    holder = np.asarray(hat_holder, dtype=np.int64).reshape(-1)
-    has = holder >= 0
-    score[np.nonzero(has)[0], holder[has]] += np.asarray(hat_value, dtype=np.int64).reshape(-1)[has]
-    return np.where(bids == 0, 0, score)
+    bids = np.ascontiguousarray(bids, dtype=np.int64)
+    taken = np.ascontiguousarray(taken, dtype=np.int64)
+    n = bids.shape[0]
+    flat = lambda x: np.broadcast_to(np.asarray(x, dtype=np.int64).reshape(-1), (n,))  # noqa: E731
+    out = np.zeros(bids.shape, dtype=np.int64)
+    _score_hands(bids, taken, flat(hat_value), flat(hat_holder), flat(hand_size), cfg.negative_scoring, out)
+    return out
 
 
 # --------------------------------------------------------------------------
 # Transition
+@njit(cache=True)
+def _step_kernel(s, r, actions, active, P, n_hands, negative):
+    """Apply the (checked) actions of the active games; return how many games
+    need a new deal (after a scored hand or a renege)."""
+    points = np.zeros(P, dtype=np.int64)
+    new_hands = 0
+    for g in range(actions.shape[0]):
+        if not active[g]:
+            continue
+        a = actions[g]
+        ph = s.phase[g]
+        if ph == HAT:  # the dealer chooses the hat's value; bidding starts with the dealer
+            s.hat_value[g] = 10 if a == HAT_PLUS else -10
+            s.phase[g] = BID
+            s.cur[g] = s.dealer[g]
+        elif ph == BID:  # clockwise from the dealer; play then starts with the dealer's lead
+            s.bids[g, s.cur[g]] = a - BID_BASE
+            s.n_bids[g] += 1
+            s.cur[g] = (s.cur[g] + 1) % P
+            if s.n_bids[g] == P:
+                s.phase[g] = PLAY
+                s.cur[g] = s.leader[g] = s.dealer[g]
+        elif r.renege[g]:  # -15 to the offender, the same hand dealt again
+            seat = s.cur[g]
+            r.rewards[g, seat] += RENEGE_PENALTY
+            s.scores[g, seat] += RENEGE_PENALTY
+            s.last_scores[g, :] = 0
+            s.last_scores[g, seat] = RENEGE_PENALTY
+            s.attempt[g] += 1
+            s.phase[g] = DEAL
+            r.new_hand[g] = True
+            new_hands += 1
+        else:
+            winner = play_card(s, r, g, a, s.trump[g], _SUIT_OF, _RANK_OF)
+            if winner < 0:
+                continue
+            for p in range(P):
+                card = r.trick_cards[g, p]
+                s.taken[g, winner, _SUIT_OF[card]] += 1
+                if BH_IS_HAT_CARD[card]:  # a 14 or 15 in the trick: its taker takes the hat
+                    s.hat_holder[g] = winner
+            size = s.hand_no[g] + 5
+            if s.tricks_done[g] < size:
+                continue
+            _score_one(s.bids[g], s.taken[g], s.hat_value[g], s.hat_holder[g], size, negative, points)
+            for p in range(P):
+                if s.bids[g, p] == 0:
+                    s.no_bid_used[g, p] = True
+            if book_hand(s, r, g, points, n_hands, DEAL, DONE):
+                s.attempt[g] = 0
+                new_hands += 1
+    return new_hands
+
+
 def step(
     cfg: BobsHatConfig,
     state: State,
@@ -346,79 +432,23 @@ def step(
     ``legal``: this state's :func:`legal_action_mask`, when the caller has it
     already (saves computing it twice per step).
     """
-    P = cfg.players
     B = state.batch_size
-    actions = np.asarray(actions).astype(np.int64).reshape(-1)
-    if actions.shape[0] != B:
-        raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
+    actions = np.asarray(actions)
+    if actions.shape != (B,) or actions.dtype != np.int64:
+        actions = actions.astype(np.int64).reshape(-1)
+        if actions.shape[0] != B:
+            raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
     active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
-    # An inactive game is never at fault: its row of the mask is all True.
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    legal = legal | ~active[:, None]
-    renege = _validate(cfg, state, np.where(active, actions, 0), legal)
-    res = StepResult.empty(B, P)
-    res.renege[:] = renege
-    ph = np.where(active, state.phase, -1)
-
-    # Hat choice by the dealer; bidding then starts with the dealer.
-    g = np.nonzero(ph == HAT)[0]
-    if g.size:
-        state.hat_value[g] = np.where(actions[g] == HAT_PLUS, 10, -10)
-        state.phase[g] = BID
-        state.cur[g] = state.dealer[g]
-
-    # Bidding, clockwise from the dealer; play then starts with the dealer's lead.
-    g = np.nonzero(ph == BID)[0]
-    if g.size:
-        state.bids[g, state.cur[g]] = actions[g] - BID_BASE
-        state.n_bids[g] += 1
-        state.cur[g] = (state.cur[g] + 1) % P
-        done = g[state.n_bids[g] == P]
-        state.phase[done] = PLAY
-        state.cur[done] = state.dealer[done]
-        state.leader[done] = state.dealer[done]
-
-    # Card play.
-    g = np.nonzero((ph == PLAY) & ~renege)[0]
-    if g.size:
-        _play_cards(cfg, state, g, actions[g], res)
-
-    # Renege: -15 to the offender, the same hand dealt again.
-    g = np.nonzero(renege)[0]
-    if g.size:
-        res.rewards[g, state.cur[g]] += RENEGE_PENALTY
-        state.scores[g, state.cur[g]] += RENEGE_PENALTY
-        state.last_scores[g] = 0
-        state.last_scores[g, state.cur[g]] = RENEGE_PENALTY
-        state.attempt[g] += 1
-        state.phase[g] = DEAL
-        res.new_hand[g] = True
-
-    # Deal the next hand (after a scored hand or a renege).
-    pending = np.nonzero(res.new_hand)[0]
-    if pending.size and auto_deal:
+    res = StepResult.empty(B, cfg.players)
+    bad = _check_kernel(state.phase, state.cur, state.hands, actions, active, legal, cfg.renege_mode, res.renege)
+    if bad >= 0:
+        _raise_illegal(cfg, state, bad, int(actions[bad]), legal)
+    args = (cfg.players, cfg.hands, cfg.negative_scoring)
+    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, *args)
+    if new_hands and auto_deal:
+        pending = np.flatnonzero(res.new_hand)
         trump, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], state.attempt[pending])
         _start_hand(state, pending, trump, hands)
     return res
-
-
-def _play_cards(cfg: BobsHatConfig, state: State, g: np.ndarray, card: np.ndarray, res: StepResult) -> None:
-    t, cards, winner = play_cards(state, g, card, state.trump, BOBS_HAT_DECK, res)
-    if not t.size:
-        return
-    suits = _SUIT_OF[cards]  # (n, P)
-    for s in range(3):
-        state.taken[t, winner, s] += (suits == s).sum(axis=1).astype(np.int8)
-    has_hat = BH_IS_HAT_CARD[cards].any(axis=1)  # a 14 or 15 in the trick: its taker takes the hat
-    state.hat_holder[t[has_hat]] = winner[has_hat]
-    h = t[state.tricks_done[t] == state.hand_size[t]]
-    if h.size:
-        _end_hand(cfg, state, h, res)
-
-
-def _end_hand(cfg: BobsHatConfig, state: State, h: np.ndarray, res: StepResult) -> None:
-    pts = score_hand(cfg, state.bids[h], state.taken[h], state.hat_value[h], state.hat_holder[h], state.hand_size[h])
-    state.no_bid_used[h] |= state.bids[h] == 0
-    _, nxt = score_hands(state, h, pts, cfg.hands, res, DEAL, DONE)
-    state.attempt[nxt] = 0

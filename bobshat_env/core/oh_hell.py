@@ -1,11 +1,11 @@
-"""Batched rules of Oh Hell (RULES.md section 2), NumPy only.
+"""Batched rules of Oh Hell (RULES.md section 2).
 
 B games are held in one :class:`State` of arrays with a leading batch
 dimension and stepped together: every running game has exactly one player to
 act, and :func:`step` applies one action per game, whatever phase each game is
-in. Phases are handled with boolean masks over the batch, never a loop over
-games. The trick mechanics (follow suit, trick winner) are the shared ones of
-:mod:`tricks`.
+in. The rules run as compiled (numba) loops over the games; the trick
+mechanics (follow suit, trick winner, card play, booking a hand) are the
+shared ones of :mod:`tricks`, and chance (the deals) is batched NumPy.
 
 Action space (one flat discrete space, OpenSpiel's ``oh_hell`` layout):
 
@@ -36,24 +36,27 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from ..config import OhHellConfig
+from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
 from .tricks import (
     StepResult,
     TrickState,
+    arrays_type,
+    book_hand,
     clear_hand,
     common_fields,
     deal_from_permutation,
-    follow_suit_mask,
-    play_cards,
+    follow_suit_row,
+    play_card,
     random_first_dealer,
-    score_hands,
 )
 
 # Action layout
@@ -69,6 +72,7 @@ PHASE_NAMES = {BID: "bid", PLAY: "play", DEAL: "deal", DONE: "done"}
 MADE_BONUS = 10  # points for taking exactly the tricks bid
 
 _SUIT_OF = OH_HELL_DECK.suit_of
+_RANK_OF = OH_HELL_DECK.rank_of
 _CHANCE_DEAL = 2
 
 
@@ -101,11 +105,20 @@ class State(TrickState):
         return np.where(t >= 0, _SUIT_OF[np.maximum(t, 0)], -1)
 
 
+StateArrays = arrays_type(State, "StateArrays")
+
+
 # --------------------------------------------------------------------------
 # Chance
 def hand_size_for(cfg: OhHellConfig, hand_no: np.ndarray) -> np.ndarray:
     """Cards per seat of each hand number (0-based), from the deal style."""
     return np.asarray(cfg.hand_sizes, dtype=np.int8)[np.asarray(hand_no, dtype=np.int64)]
+
+
+@functools.lru_cache(maxsize=64)
+def _hand_sizes(cfg: OhHellConfig) -> np.ndarray:
+    """The deal style's hand sizes as an array (one per hand of the game)."""
+    return np.asarray(cfg.hand_sizes, dtype=np.int64)
 
 
 def random_deal(cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -198,48 +211,77 @@ def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np
 
 # --------------------------------------------------------------------------
 # Legal actions
-def forbidden_bid(state: State) -> np.ndarray:
-    """(B,) the bid the hook rule forbids the player to act, or -1 if none.
+@njit(cache=True)
+def hook_bid(bids: np.ndarray, n_bids: int, hand_size: int) -> int:
+    """The bid the hook rule forbids the bidder to act (one game), or -1.
 
     Only the dealer (the last bidder) is restricted: they may not bid
     ``hand_size - sum(other bids)``. When that is negative (the others
     overbid) nothing is forbidden.
     """
-    last = (state.phase == BID) & (state.n_bids == state.bids.shape[1] - 1)
-    others = np.where(state.bids >= 0, state.bids, 0).sum(axis=1, dtype=np.int64)
-    value = state.hand_size.astype(np.int64) - others
-    return np.where(last & (value >= 0), value, -1)
+    P = bids.shape[0]
+    if n_bids != P - 1:
+        return -1
+    value = hand_size
+    for p in range(P):
+        if bids[p] >= 0:
+            value -= bids[p]
+    return value if value >= 0 else -1
 
 
-def legal_action_mask(cfg: OhHellConfig, state: State) -> np.ndarray:
+@njit(cache=True)
+def _forbidden_bids(phase, bids, n_bids, hand_size, out):
+    for g in range(phase.shape[0]):
+        out[g] = hook_bid(bids[g], n_bids[g], hand_size[g]) if phase[g] == BID else -1
+
+
+def forbidden_bid(state: State) -> np.ndarray:
+    """(B,) the bid the hook rule forbids the player to act, or -1 if none
+    (see :func:`hook_bid`)."""
+    out = np.empty(state.batch_size, dtype=np.int64)
+    _forbidden_bids(state.phase, state.bids, state.n_bids, state.hand_size, out)
+    return out
+
+
+@njit(cache=True)
+def _mask_kernel(phase, cur, hands, led_suit, bids, n_bids, hand_size, mask):
+    for g in range(phase.shape[0]):
+        row = mask[g]
+        row[:] = False
+        if phase[g] == BID:
+            hook = hook_bid(bids[g], n_bids[g], hand_size[g])
+            for bid in range(hand_size[g] + 1):
+                row[BID_BASE + bid] = bid != hook
+        elif phase[g] == PLAY:
+            follow_suit_row(hands[g, cur[g]], led_suit[g], _SUIT_OF, row[:N_CARDS])
+
+
+def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
     """(B, 63) bool: the legal actions of the player to act in each game.
 
-    All False in a finished game or one waiting for a deal.
+    All False in a finished game or one waiting for a deal. ``out``: a
+    (B, 63) bool buffer to fill instead of a new array.
     """
-    B = state.batch_size
-    mask = np.zeros((B, N_ACTIONS), dtype=bool)
-    bidding = state.phase == BID
-    bids = np.arange(MAX_BID + 1)
-    mask[:, BID_BASE:] = bidding[:, None] & (bids[None, :] <= state.hand_size[:, None])
-    mask[:, BID_BASE:] &= bids[None, :] != forbidden_bid(state)[:, None]
-    play = np.nonzero(state.phase == PLAY)[0]
-    if play.size:
-        hand = state.hands[play, state.cur[play]]
-        mask[play, :N_CARDS] = follow_suit_mask(hand, state.led_suit[play], OH_HELL_DECK)
-    return mask
+    if out is None:
+        out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
+    s = state
+    _mask_kernel(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
+    return out
 
 
-def _validate(state: State, actions: np.ndarray, legal: np.ndarray) -> None:
-    """Raise :class:`IllegalActionError` naming the first game with an illegal action."""
-    B = state.batch_size
-    b = np.arange(B)
-    in_range = (actions >= 0) & (actions < N_ACTIONS)
-    ok = np.zeros(B, dtype=bool)
-    ok[in_range] = legal[b[in_range], actions[in_range]]
-    if ok.all():
-        return
-    g = int(np.nonzero(~ok)[0][0])
-    a, ph, seat = int(actions[g]), int(state.phase[g]), int(state.cur[g])
+@njit(cache=True)
+def _check_kernel(actions, active, legal):
+    """First game whose action is illegal, or -1."""
+    for g in range(actions.shape[0]):
+        a = actions[g]
+        if active[g] and not (0 <= a < N_ACTIONS and legal[g, a]):
+            return g
+    return -1
+
+
+def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
+    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
+    ph, seat = int(state.phase[g]), int(state.cur[g])
     what = action_str(a)
     if ph == DONE:
         why = "the game is over"
@@ -268,6 +310,25 @@ def _validate(state: State, actions: np.ndarray, legal: np.ndarray) -> None:
 
 # --------------------------------------------------------------------------
 # Scoring
+@njit(cache=True)
+def _score_one(bids, taken, scoring, out):
+    """One hand's scores into ``out`` (P,); ``scoring`` indexes ``OH_SCORINGS``."""
+    for p in range(bids.shape[0]):
+        made = taken[p] == bids[p]
+        if scoring == 0:  # positive
+            out[p] = taken[p] + (MADE_BONUS if made else 0)
+        elif scoring == 1:  # neutral
+            out[p] = MADE_BONUS + taken[p] if made else 0
+        else:  # negative
+            out[p] = MADE_BONUS if made else -MADE_BONUS * abs(taken[p] - bids[p])
+
+
+@njit(cache=True)
+def _score_hands(bids, taken, scoring, out):
+    for g in range(bids.shape[0]):
+        _score_one(bids[g], taken[g], scoring, out[g])
+
+
 def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.ndarray:
     """Hand scores (n, P) int64 from bids (n, P) and tricks taken (n, P).
 
@@ -275,18 +336,47 @@ def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.nda
     neutral: ``10 + tricks`` if made, else 0;
     negative: ``10`` if made, else ``-10 * |tricks - bid|``.
     """
-    bids = np.asarray(bids, dtype=np.int64)
-    taken = np.asarray(taken, dtype=np.int64)
-    made = taken == bids
-    if cfg.scoring == "positive":
-        return taken + MADE_BONUS * made
-    if cfg.scoring == "neutral":
-        return np.where(made, MADE_BONUS + taken, 0)
-    return np.where(made, MADE_BONUS, -MADE_BONUS * np.abs(taken - bids))
+    bids = np.ascontiguousarray(bids, dtype=np.int64)
+    out = np.zeros(bids.shape, dtype=np.int64)
+    _score_hands(bids, np.ascontiguousarray(taken, dtype=np.int64), OH_SCORINGS.index(cfg.scoring), out)
+    return out
 
 
 # --------------------------------------------------------------------------
 # Transition
+@njit(cache=True)
+def _step_kernel(s, r, actions, active, P, hand_sizes, scoring):
+    """Apply the (checked) actions of the active games; return how many games
+    need a new deal."""
+    points = np.zeros(P, dtype=np.int64)
+    new_hands = 0
+    for g in range(actions.shape[0]):
+        if not active[g]:
+            continue
+        a = actions[g]
+        if s.phase[g] == BID:  # clockwise from the dealer's left, who then leads
+            s.bids[g, s.cur[g]] = a - BID_BASE
+            s.n_bids[g] += 1
+            s.cur[g] = (s.cur[g] + 1) % P
+            if s.n_bids[g] == P:
+                s.phase[g] = PLAY
+                s.cur[g] = s.leader[g]
+            continue
+        winner = play_card(s, r, g, a, _SUIT_OF[s.trump_card[g]], _SUIT_OF, _RANK_OF)
+        if winner < 0:
+            continue
+        s.taken[g, winner] += 1
+        if s.tricks_done[g] < s.hand_size[g]:
+            continue
+        _score_one(s.bids[g], s.taken[g], scoring, points)
+        if book_hand(s, r, g, points, hand_sizes.shape[0], DEAL, DONE):
+            s.hand_size[g] = hand_sizes[s.hand_no[g]]
+            s.cur[g] = s.leader[g] = (s.dealer[g] + 1) % P
+            s.trump_card[g] = -1
+            new_hands += 1
+    return new_hands
+
+
 def step(
     cfg: OhHellConfig,
     state: State,
@@ -306,53 +396,23 @@ def step(
     ``legal``: this state's :func:`legal_action_mask`, when the caller has it
     already (saves computing it twice per step).
     """
-    P = cfg.players
     B = state.batch_size
-    actions = np.asarray(actions).astype(np.int64).reshape(-1)
-    if actions.shape[0] != B:
-        raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
+    actions = np.asarray(actions)
+    if actions.shape != (B,) or actions.dtype != np.int64:
+        actions = actions.astype(np.int64).reshape(-1)
+        if actions.shape[0] != B:
+            raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
     active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
-    # An inactive game is never at fault: its row of the mask is all True.
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    legal = legal | ~active[:, None]
-    _validate(state, np.where(active, actions, 0), legal)
-    res = StepResult.empty(B, P)
-    ph = np.where(active, state.phase, -1)
-
-    # Bidding, clockwise from the dealer's left; the dealer's left then leads.
-    g = np.nonzero(ph == BID)[0]
-    if g.size:
-        state.bids[g, state.cur[g]] = actions[g] - BID_BASE
-        state.n_bids[g] += 1
-        state.cur[g] = (state.cur[g] + 1) % P
-        done = g[state.n_bids[g] == P]
-        state.phase[done] = PLAY
-        state.cur[done] = state.leader[done]
-
-    # Card play.
-    g = np.nonzero(ph == PLAY)[0]
-    if g.size:
-        _play_cards(cfg, state, g, actions[g], res)
-
-    pending = np.nonzero(res.new_hand)[0]
-    if pending.size and auto_deal:
+    bad = _check_kernel(actions, active, legal)
+    if bad >= 0:
+        _raise_illegal(state, bad, int(actions[bad]), legal)
+    res = StepResult.empty(B, cfg.players)
+    args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
+    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, *args)
+    if new_hands and auto_deal:
+        pending = np.flatnonzero(res.new_hand)
         trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending])
         _start_hand(cfg, state, pending, trump_card, hands)
     return res
-
-
-def _play_cards(cfg: OhHellConfig, state: State, g: np.ndarray, card: np.ndarray, res: StepResult) -> None:
-    t, _, winner = play_cards(state, g, card, state.trump, OH_HELL_DECK, res)
-    state.taken[t, winner] += 1
-    h = t[state.tricks_done[t] == state.hand_size[t]]
-    if h.size:
-        _end_hand(cfg, state, h, res)
-
-
-def _end_hand(cfg: OhHellConfig, state: State, h: np.ndarray, res: StepResult) -> None:
-    pts = score_hand(cfg, state.bids[h], state.taken[h])
-    _, nxt = score_hands(state, h, pts, cfg.hands, res, DEAL, DONE)
-    state.hand_size[nxt] = hand_size_for(cfg, state.hand_no[nxt])
-    state.cur[nxt] = state.leader[nxt] = (state.dealer[nxt] + 1) % cfg.players
-    state.trump_card[nxt] = -1

@@ -1,10 +1,18 @@
-"""Trick mechanics shared by both games: follow-suit masks and trick winners.
+"""Trick mechanics shared by both games: follow suit, trick winners, card play.
 
 Both games use the same rules for a trick: follow the suit led if able,
 otherwise play anything; the highest trump wins if a trump was played, else
 the highest card of the suit led. Only the deck differs, so every function
-takes a :class:`~bobshat_env.core.cards.Deck`. Everything is batched over a
-leading dimension B; there is no loop over games.
+takes the deck's ``suit_of`` / ``rank_of`` tables.
+
+The rules are compiled (numba ``@njit``) loops over the games of a batch:
+each game is stepped by plain scalar code, which is both the fastest way to
+run thousands of games on a CPU and the cheapest way to run one (the AEC
+env). The per-game functions here (:func:`follow_suit_row`,
+:func:`winner_of_trick`, :func:`play_card`, :func:`book_hand`) are called
+from each game's step kernel; the batched NumPy-facing functions
+(:func:`follow_suit_mask`, :func:`trick_winner`) wrap the same code for
+callers outside the core, so every rule has one implementation.
 
 Beyond a single trick, both games share the shape of their state
 (:class:`TrickState`), what a step reports (:class:`StepResult`), the deal
@@ -15,10 +23,12 @@ hat, scoring).
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, fields
 from typing import Any, Self
 
 import numpy as np
+from numba import njit
 
 from . import rng
 from .cards import Deck
@@ -27,6 +37,127 @@ NO_CARD = -1
 _CHANCE_DEALER = 3  # counter that draws the first dealer from a game's key
 
 
+# --------------------------------------------------------------------------
+# Per-game rules (compiled; called from the games' step and mask kernels)
+@njit(cache=True)
+def follow_suit_row(hand: np.ndarray, led: int, suit_of: np.ndarray, out: np.ndarray) -> None:
+    """Write into ``out`` (N,) the legal cards of ``hand`` (N,) bool when
+    ``led`` is the suit led (-1: the player leads): the cards of the led suit
+    if the player holds any, else the whole hand."""
+    can_follow = False
+    if led >= 0:
+        for c in range(hand.shape[0]):
+            if hand[c] and suit_of[c] == led:
+                can_follow = True
+                break
+    for c in range(hand.shape[0]):
+        out[c] = hand[c] and (not can_follow or suit_of[c] == led)
+
+
+@njit(cache=True)
+def winner_of_trick(cards: np.ndarray, leader: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
+    """Seat that takes a completed trick: ``cards`` (P,) by seat, ``leader``
+    the seat that led, ``trump`` a suit or any other value for no trump.
+    The highest trump wins, else the highest card of the suit led."""
+    led = suit_of[cards[leader]]
+    best, best_seat = -1, -1
+    for p in range(cards.shape[0]):
+        s = suit_of[cards[p]]
+        strength = 0  # off-suit cards never win
+        if s == trump:
+            strength = 200 + rank_of[cards[p]]
+        elif s == led:
+            strength = 100 + rank_of[cards[p]]
+        if strength > best:
+            best, best_seat = strength, p
+    return best_seat
+
+
+@njit(cache=True)
+def play_card(s: Any, r: Any, g: int, card: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
+    """Game ``g`` plays ``card`` (already checked legal) for its seat to act.
+
+    ``s`` holds the :class:`TrickState` arrays (any game's, see
+    :meth:`TrickState.arrays`), ``r`` the :class:`StepResult` arrays. A
+    completed trick goes to its winner, who leads next, and is reported in
+    ``r``. Returns the winning seat, or -1 if the trick goes on.
+    """
+    P = s.trick.shape[1]
+    seat = s.cur[g]
+    s.hands[g, seat, card] = False
+    s.trick[g, seat] = card
+    if s.n_in_trick[g] == 0:
+        s.led_suit[g] = suit_of[card]
+    s.n_in_trick[g] += 1
+    s.cur[g] = (seat + 1) % P
+    if s.n_in_trick[g] < P:
+        return -1
+    winner = winner_of_trick(s.trick[g], s.leader[g], trump, suit_of, rank_of)
+    r.trick_done[g] = True
+    r.trick_leader[g] = s.leader[g]
+    r.trick_winner[g] = winner
+    for p in range(P):
+        r.trick_cards[g, p] = s.trick[g, p]
+        s.played[g, s.trick[g, p]] = True
+        s.trick[g, p] = NO_CARD
+    s.tricks_done[g] += 1
+    s.n_in_trick[g] = 0
+    s.led_suit[g] = -1
+    s.leader[g] = winner
+    s.cur[g] = winner
+    return winner
+
+
+@njit(cache=True)
+def dealer_of(first_dealer: int, hand_no: int, players: int) -> int:
+    """Dealer of hand ``hand_no``: the deal passes clockwise after each hand."""
+    return (first_dealer + hand_no) % players
+
+
+@njit(cache=True)
+def book_hand(s: Any, r: Any, g: int, points: np.ndarray, n_hands: int, deal_phase: int, done_phase: int) -> bool:
+    """Book the scores ``points`` (P,) of the hand game ``g`` just finished.
+
+    The last hand ends the game; otherwise the game waits for the next deal
+    with the deal passed clockwise. Returns True if another hand follows.
+    """
+    P = s.scores.shape[1]
+    for p in range(P):
+        r.rewards[g, p] += points[p]
+        s.scores[g, p] += points[p]
+        s.last_scores[g, p] = points[p]
+    r.hand_done[g] = True
+    if s.hand_no[g] + 1 >= n_hands:
+        s.phase[g] = done_phase
+        r.game_done[g] = True
+        return False
+    s.hand_no[g] += 1
+    s.dealer[g] = dealer_of(s.first_dealer[g], s.hand_no[g], P)
+    s.phase[g] = deal_phase
+    r.new_hand[g] = True
+    return True
+
+
+@njit(cache=True)
+def _follow_suit_rows(hand: np.ndarray, led_suit: np.ndarray, suit_of: np.ndarray, out: np.ndarray) -> None:
+    for g in range(hand.shape[0]):
+        follow_suit_row(hand[g], led_suit[g], suit_of, out[g])
+
+
+@njit(cache=True)
+def _trick_winners(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, suit_of, rank_of, out) -> None:
+    for g in range(cards.shape[0]):
+        out[g] = winner_of_trick(cards[g], leader[g], trump[g], suit_of, rank_of)
+
+
+@njit(cache=True)
+def _dealers(first_dealer: np.ndarray, hand_no: np.ndarray, players: int, out: np.ndarray) -> None:
+    for g in range(first_dealer.shape[0]):
+        out[g] = dealer_of(first_dealer[g], hand_no[g], players)
+
+
+# --------------------------------------------------------------------------
+# Batched wrappers for callers outside the core
 def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.ndarray:
     """Legal cards for the player to act.
 
@@ -34,9 +165,10 @@ def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.n
     led in the current trick, or -1 when the player leads. Returns (B, N) bool:
     the cards of the led suit if the player holds any, else the whole hand.
     """
-    of_led = hand & deck.suit_table[led_suit]  # row -1 (no lead) is all False
-    can_follow = of_led.any(axis=1)
-    return np.where(can_follow[:, None], of_led, hand)
+    hand = np.ascontiguousarray(hand, dtype=bool)
+    out = np.empty_like(hand)
+    _follow_suit_rows(hand, np.asarray(led_suit, dtype=np.int64).reshape(-1), deck.suit_of, out)
+    return out
 
 
 def trick_winner(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, deck: Deck) -> np.ndarray:
@@ -46,17 +178,23 @@ def trick_winner(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, deck:
     seat that led. trump: (B,) trump suit, or any value outside the deck's
     suits for no trump. Returns (B,) int seat index.
     """
-    b = np.arange(cards.shape[0])
-    suit = deck.suit_of[cards]  # (B, P)
-    led = suit[b, leader]
-    rank = deck.rank_of[cards].astype(np.int16)
-    n = int(deck.rank_of.max()) + 1
-    strength = rank + n * (suit == led[:, None]) + 2 * n * (suit == trump[:, None])
-    return np.argmax(strength, axis=1)
+    cards = np.ascontiguousarray(cards, dtype=np.int64)
+    out = np.empty(cards.shape[0], dtype=np.int64)
+    lead = np.asarray(leader, dtype=np.int64).reshape(-1)
+    _trick_winners(cards, lead, np.asarray(trump, dtype=np.int64).reshape(-1), deck.suit_of, deck.rank_of, out)
+    return out
+
+
+def rotate_dealer(first_dealer: np.ndarray, hand_no: np.ndarray, players: int) -> np.ndarray:
+    """Dealer of each hand: the deal passes clockwise after each hand."""
+    first = np.asarray(first_dealer, dtype=np.int64).reshape(-1)
+    out = np.empty(first.shape[0], dtype=np.int8)
+    _dealers(first, np.broadcast_to(np.asarray(hand_no, dtype=np.int64), first.shape), players, out)
+    return out.reshape(np.shape(first_dealer))
 
 
 # --------------------------------------------------------------------------
-# What both games' states share, and the trick play that runs on it.
+# What both games' states share
 @dataclass
 class TrickState:
     """Fields every game here has, each with a leading batch axis B.
@@ -99,6 +237,24 @@ class TrickState:
         for f in fields(self):
             getattr(self, f.name)[idx] = getattr(other, f.name)
 
+    def arrays(self) -> tuple:
+        """The state's arrays as a named tuple, which is how compiled kernels
+        take a state (numba reads named tuples of arrays, not dataclasses).
+        Each game module defines its tuple type once, see :func:`arrays_type`."""
+        tup = type(self).__dict__["arrays_type"]
+        return tup(*[getattr(self, name) for name in tup._fields])
+
+
+def arrays_type(state_cls: type, name: str) -> type:
+    """The named-tuple type that carries a game's state arrays into kernels.
+
+    Defined at module level by each game (``name`` must be the module
+    attribute it is bound to, so that numba's on-disk cache can find it).
+    """
+    tup = namedtuple(name, [f.name for f in fields(state_cls)], module=state_cls.__module__)
+    state_cls.arrays_type = tup
+    return tup
+
 
 def common_fields(keys: np.ndarray, players: int, n_cards: int, first_dealer: np.ndarray, phase: int) -> dict:
     """Fresh arrays for the :class:`TrickState` fields of B new games."""
@@ -123,6 +279,12 @@ def common_fields(keys: np.ndarray, players: int, n_cards: int, first_dealer: np
         scores=np.zeros((B, players), dtype=np.int32),
         last_scores=np.zeros((B, players), dtype=np.int16),
     )
+
+
+StepArrays = namedtuple(
+    "StepArrays",
+    "rewards trick_done trick_cards trick_leader trick_winner hand_done renege new_hand game_done",
+)
 
 
 @dataclass
@@ -154,17 +316,21 @@ class StepResult:
             game_done=no,
         )
 
+    def arrays(self) -> StepArrays:
+        """The arrays as a named tuple, for the compiled step kernels."""
+        return StepArrays(
+            self.rewards, self.trick_done, self.trick_cards, self.trick_leader, self.trick_winner,
+            self.hand_done, self.renege, self.new_hand, self.game_done,
+        )
 
+
+# --------------------------------------------------------------------------
+# Chance and new hands (NumPy: once per hand, batched over the games dealt)
 def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
     """First dealer per game: ``cfg.first_dealer``, or drawn from the key if -1."""
     if cfg.first_dealer >= 0:
         return np.full(keys.shape, cfg.first_dealer, dtype=np.int8)
     return rng.uniform_ints(rng.combine(keys, _CHANCE_DEALER), cfg.players).astype(np.int8)
-
-
-def rotate_dealer(first_dealer: np.ndarray, hand_no: np.ndarray, players: int) -> np.ndarray:
-    """Dealer of each hand: the deal passes clockwise after each hand."""
-    return ((first_dealer.astype(np.int64) + hand_no) % players).astype(np.int8)
 
 
 def deal_from_permutation(perm: np.ndarray, size: np.ndarray, players: int) -> np.ndarray:
@@ -191,69 +357,3 @@ def clear_hand(state: TrickState, idx: np.ndarray, hands: np.ndarray, phase: int
     state.led_suit[idx] = -1
     state.tricks_done[idx] = 0
     state.played[idx] = False
-
-
-def play_cards(
-    state: TrickState, g: np.ndarray, card: np.ndarray, trump: np.ndarray, deck: Deck, res: StepResult
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Games ``g`` each play ``card`` (already checked legal) for the seat to act.
-
-    Completed tricks go to their winner, who leads next; ``res`` reports them.
-    Returns ``(t, cards, winner)``: the games whose trick was completed, its
-    cards by seat (n, P) and the winning seats, for the game's own bookkeeping
-    (cards taken, Bob's Hat...).
-    """
-    P = state.trick.shape[1]
-    seat = state.cur[g]
-    state.hands[g, seat, card] = False
-    state.trick[g, seat] = card
-    first = state.n_in_trick[g] == 0
-    state.led_suit[g[first]] = deck.suit_of[card[first]]
-    state.n_in_trick[g] += 1
-    state.cur[g] = (seat + 1) % P
-
-    t = g[state.n_in_trick[g] == P]
-    cards = state.trick[t].astype(np.int64)  # (n, P)
-    winner = trick_winner(cards, state.leader[t].astype(np.int64), np.asarray(trump)[t], deck)
-    res.trick_done[t] = True
-    res.trick_cards[t] = cards
-    res.trick_leader[t] = state.leader[t]
-    res.trick_winner[t] = winner
-    state.played[t[:, None], cards] = True
-    state.tricks_done[t] += 1
-    state.trick[t] = NO_CARD
-    state.n_in_trick[t] = 0
-    state.led_suit[t] = -1
-    state.leader[t] = winner
-    state.cur[t] = winner
-    return t, cards, winner
-
-
-def score_hands(
-    state: TrickState,
-    h: np.ndarray,
-    points: np.ndarray,
-    n_hands: int,
-    res: StepResult,
-    deal_phase: int,
-    done_phase: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Book the scores of the hands just finished in games ``h`` and move on.
-
-    The last hand ends the game; the others wait for the next deal with the
-    deal passed clockwise. Returns ``(over, nxt)``: the games that ended and
-    those that go on to another hand.
-    """
-    res.rewards[h] += points.astype(np.int32)
-    res.hand_done[h] = True
-    state.scores[h] += points.astype(np.int32)
-    state.last_scores[h] = points
-    last = state.hand_no[h] + 1 >= n_hands
-    over, nxt = h[last], h[~last]
-    state.phase[over] = done_phase
-    res.game_done[over] = True
-    state.hand_no[nxt] += 1
-    state.dealer[nxt] = rotate_dealer(state.first_dealer[nxt], state.hand_no[nxt], state.trick.shape[1])
-    state.phase[nxt] = deal_phase
-    res.new_hand[nxt] = True
-    return over, nxt
