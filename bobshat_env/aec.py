@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from .core import rng
 from .games import Game, make_game
@@ -60,6 +61,7 @@ class CardGameEnv(AECEnv):
         self.action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         self._base: int | None = None
         self._games = 0
+        self._seats = [np.array([i]) for i in range(P)]  # observe()'s seat argument, made once
         self.state: Any = None
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -86,10 +88,11 @@ class CardGameEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        obs = self.game.observe(self.state, seat=np.array([seat]), view=self.view)[0]
-        mask = np.zeros(self.game.n_actions, dtype=np.int8)
+        obs = self.game.observe(self.state, seat=self._seats[seat], view=self.view)[0]
         if agent == self.agent_selection and not self.terminations.get(agent, True):
-            mask[:] = self._mask[0]
+            mask = self._mask[0].view(np.int8).copy()  # bool and int8 share their bytes
+        else:
+            mask = np.zeros(self.game.n_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
@@ -102,7 +105,7 @@ class CardGameEnv(AECEnv):
         res = self.game.step(self.state, np.array([int(action)]), legal=self._mask)  # raises, unchanged, if illegal
         self._mask = self.game.legal_action_mask(self.state)
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: float(res.rewards[0, i]) for i, a in enumerate(self.possible_agents)}
+        self.rewards = dict(zip(self.possible_agents, map(float, res.rewards[0].tolist())))
         if res.game_done[0]:
             self.terminations = {a: True for a in self.agents}
             self.infos = {a: {"final_scores": self.state.scores[0].astype(float).tolist()} for a in self.agents}
@@ -123,3 +126,32 @@ class CardGameEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper, with the per-decision reads
+    (``last``, ``agents``, ``agent_selection``) answered by the env directly
+    once it has been reset.
+
+    The generic wrapper reaches each of those fields through two
+    ``__getattr__`` hops, which in the standard ``agent_iter``/``last`` loop
+    costs about as much as a whole step of the engine. Before ``reset`` they
+    raise the same ``AttributeError`` as the generic wrapper.
+    """
+
+    def last(self, observe: bool = True) -> tuple:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.last(observe)
+
+    @property
+    def agents(self) -> list[str]:
+        if not self._has_reset:
+            raise AttributeError("agents cannot be accessed before reset")
+        return self.env.agents
+
+    @property
+    def agent_selection(self) -> str:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.agent_selection

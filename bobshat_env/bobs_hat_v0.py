@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
-from .aec import CardGameEnv
+from .aec import CardGameEnv, OrderEnforcing
 
 
 class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -24,6 +22,7 @@ class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
         super().__init__("bobs_hat", render_mode=render_mode, view=view, **options)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
-    """The AEC env wrapped as PettingZoo recommends (order enforcing)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+def env(**kwargs: Any) -> OrderEnforcing:
+    """The AEC env wrapped as PettingZoo recommends (order enforcing, see
+    :class:`~bobshat_env.aec.OrderEnforcing`)."""
+    return OrderEnforcing(raw_env(**kwargs))

@@ -40,16 +40,19 @@ from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
 from .tricks import (
+    StepArrays,
     StepResult,
     TrickState,
     arrays_type,
     book_hand,
     clear_hand,
+    clear_result,
     common_fields,
     deal_from_permutation,
     follow_suit_row,
     play_card,
     random_first_dealer,
+    step_inputs,
 )
 
 # Action layout
@@ -236,22 +239,6 @@ def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None =
     return out
 
 
-@njit(cache=True)
-def _check_kernel(phase, cur, hands, actions, active, legal, renege_mode, renege):
-    """First game whose action is illegal, or -1; flags reneges in ``renege``."""
-    for g in range(actions.shape[0]):
-        if not active[g]:
-            continue
-        a = actions[g]
-        if 0 <= a < N_ACTIONS and legal[g, a]:
-            continue
-        if renege_mode and 0 <= a < N_CARDS and phase[g] == PLAY and hands[g, cur[g], a]:
-            renege[g] = True  # a held card that breaks follow suit: the renege rule applies
-            continue
-        return g
-    return -1
-
-
 def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.ndarray) -> None:
     """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
     ph, seat = int(state.phase[g]), int(state.cur[g])
@@ -287,7 +274,7 @@ def cfg_suit(s: int) -> str:
 
 # --------------------------------------------------------------------------
 # Scoring
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score_one(bids, taken, hat_value, hat_holder, size, negative, out):
     """One hand's scores into ``out`` (P,); see :func:`score_hand`."""
     P = bids.shape[0]
@@ -359,13 +346,30 @@ def score_hand(
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _step_kernel(s, r, actions, active, P, n_hands, negative):
-    """Apply the (checked) actions of the active games; return how many games
-    need a new deal (after a scored hand or a renege)."""
+def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, renege_mode):
+    """Check every active action, then apply them all.
+
+    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
+    with nothing changed; else how many games need a new deal (after a
+    scored hand or a renege).
+    """
+    s, r = StateArrays(*state), StepArrays(*result)
+    for g in range(actions.shape[0]):
+        clear_result(r, g)
+    for g in range(actions.shape[0]):
+        if active.size and not active[g]:
+            continue
+        a = actions[g]
+        if 0 <= a < N_ACTIONS and legal[g, a]:
+            continue
+        if renege_mode and 0 <= a < N_CARDS and s.phase[g] == PLAY and s.hands[g, s.cur[g], a]:
+            r.renege[g] = True  # a held card that breaks follow suit: the renege rule applies
+            continue
+        return -1 - g
     points = np.zeros(P, dtype=np.int64)
     new_hands = 0
     for g in range(actions.shape[0]):
-        if not active[g]:
+        if active.size and not active[g]:
             continue
         a = actions[g]
         ph = s.phase[g]
@@ -433,20 +437,14 @@ def step(
     already (saves computing it twice per step).
     """
     B = state.batch_size
-    actions = np.asarray(actions)
-    if actions.shape != (B,) or actions.dtype != np.int64:
-        actions = actions.astype(np.int64).reshape(-1)
-        if actions.shape[0] != B:
-            raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
-    active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
+    actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    res = StepResult.empty(B, cfg.players)
-    bad = _check_kernel(state.phase, state.cur, state.hands, actions, active, legal, cfg.renege_mode, res.renege)
-    if bad >= 0:
-        _raise_illegal(cfg, state, bad, int(actions[bad]), legal)
-    args = (cfg.players, cfg.hands, cfg.negative_scoring)
-    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, *args)
+    res = StepResult.uninitialized(B, cfg.players)
+    args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode)
+    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
+    if new_hands < 0:
+        _raise_illegal(cfg, state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
     if new_hands and auto_deal:
         pending = np.flatnonzero(res.new_hand)
         trump, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], state.attempt[pending])

@@ -47,16 +47,19 @@ from . import rng
 from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
 from .tricks import (
+    StepArrays,
     StepResult,
     TrickState,
     arrays_type,
     book_hand,
     clear_hand,
+    clear_result,
     common_fields,
     deal_from_permutation,
     follow_suit_row,
     play_card,
     random_first_dealer,
+    step_inputs,
 )
 
 # Action layout
@@ -211,7 +214,7 @@ def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np
 
 # --------------------------------------------------------------------------
 # Legal actions
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hook_bid(bids: np.ndarray, n_bids: int, hand_size: int) -> int:
     """The bid the hook rule forbids the bidder to act (one game), or -1.
 
@@ -269,16 +272,6 @@ def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = 
     return out
 
 
-@njit(cache=True)
-def _check_kernel(actions, active, legal):
-    """First game whose action is illegal, or -1."""
-    for g in range(actions.shape[0]):
-        a = actions[g]
-        if active[g] and not (0 <= a < N_ACTIONS and legal[g, a]):
-            return g
-    return -1
-
-
 def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
     """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
     ph, seat = int(state.phase[g]), int(state.cur[g])
@@ -310,7 +303,7 @@ def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
 
 # --------------------------------------------------------------------------
 # Scoring
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score_one(bids, taken, scoring, out):
     """One hand's scores into ``out`` (P,); ``scoring`` indexes ``OH_SCORINGS``."""
     for p in range(bids.shape[0]):
@@ -345,13 +338,23 @@ def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.nda
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _step_kernel(s, r, actions, active, P, hand_sizes, scoring):
-    """Apply the (checked) actions of the active games; return how many games
-    need a new deal."""
+def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
+    """Check every active action, then apply them all.
+
+    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
+    with nothing changed; else how many games need a new deal.
+    """
+    s, r = StateArrays(*state), StepArrays(*result)
+    for g in range(actions.shape[0]):
+        clear_result(r, g)
+    for g in range(actions.shape[0]):
+        a = actions[g]
+        if (active.size == 0 or active[g]) and not (0 <= a < N_ACTIONS and legal[g, a]):
+            return -1 - g
     points = np.zeros(P, dtype=np.int64)
     new_hands = 0
     for g in range(actions.shape[0]):
-        if not active[g]:
+        if active.size and not active[g]:
             continue
         a = actions[g]
         if s.phase[g] == BID:  # clockwise from the dealer's left, who then leads
@@ -397,20 +400,14 @@ def step(
     already (saves computing it twice per step).
     """
     B = state.batch_size
-    actions = np.asarray(actions)
-    if actions.shape != (B,) or actions.dtype != np.int64:
-        actions = actions.astype(np.int64).reshape(-1)
-        if actions.shape[0] != B:
-            raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
-    active = np.ones(B, dtype=bool) if active is None else np.asarray(active, dtype=bool).reshape(-1)
+    actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    bad = _check_kernel(actions, active, legal)
-    if bad >= 0:
-        _raise_illegal(state, bad, int(actions[bad]), legal)
-    res = StepResult.empty(B, cfg.players)
+    res = StepResult.uninitialized(B, cfg.players)
     args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
-    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, *args)
+    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
+    if new_hands < 0:
+        _raise_illegal(state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
     if new_hands and auto_deal:
         pending = np.flatnonzero(res.new_hand)
         trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending])

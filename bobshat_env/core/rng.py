@@ -14,6 +14,7 @@ Keys themselves come from the caller's seed (an int or a
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, vectorize
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -22,22 +23,35 @@ _M2 = _U64(0x94D049BB133111EB)
 _S30, _S27, _S31 = _U64(30), _U64(27), _U64(31)
 
 
+@njit(cache=True)
+def mix64_one(x: np.uint64) -> np.uint64:
+    """SplitMix64 finalizer of one uint64 (wraps mod 2**64)."""
+    z = np.uint64(x) + _GOLDEN
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+_mix64_ufunc = vectorize(["uint64(uint64)"], cache=True)(mix64_one.py_func)
+
+
 def mix64(x: np.ndarray) -> np.ndarray:
     """SplitMix64 finalizer, elementwise over a uint64 array (wraps mod 2**64)."""
-    with np.errstate(over="ignore"):
-        z = np.asarray(x, dtype=np.uint64) + _GOLDEN
-        z = (z ^ (z >> _S30)) * _M1
-        z = (z ^ (z >> _S27)) * _M2
-        return z ^ (z >> _S31)
+    return _mix64_ufunc(np.asarray(x, dtype=np.uint64))
 
 
 def combine(key: np.ndarray, *counters: np.ndarray | int) -> np.ndarray:
     """Hash a key with any number of integer counters into a new uint64 key."""
     h = np.asarray(key, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for c in counters:
-            h = mix64(h ^ mix64(np.asarray(c, dtype=np.uint64)))
+    for c in counters:
+        h = _mix64_ufunc(h ^ _mix64_ufunc(np.asarray(c, dtype=np.uint64)))
     return h
+
+
+@njit(cache=True)
+def combine_one(key: np.uint64, counter: np.uint64) -> np.uint64:
+    """:func:`combine` of one key and one counter, for compiled code."""
+    return mix64_one(np.uint64(key) ^ mix64_one(np.uint64(counter)))
 
 
 def seed_to_base(seed: int | np.random.Generator | None) -> int:
@@ -66,8 +80,23 @@ def uniform_ints(key: np.ndarray, n: np.ndarray | int) -> np.ndarray:
     return (np.asarray(key, dtype=np.uint64) % np.asarray(n, dtype=np.uint64)).astype(np.int64)
 
 
+@njit(cache=True)
+def _permutations(keys: np.ndarray, out: np.ndarray) -> None:
+    sort_keys = np.empty(out.shape[1], dtype=np.uint64)
+    for g in range(keys.shape[0]):
+        for j in range(out.shape[1]):
+            sort_keys[j] = combine_one(keys[g], np.uint64(j + 1))
+        out[g] = np.argsort(sort_keys)
+
+
 def permutations(key: np.ndarray, n: int) -> np.ndarray:
-    """A uniformly random permutation of ``range(n)`` per key: shape (B, n)."""
-    k = np.asarray(key, dtype=np.uint64)[:, None]
-    sort_keys = combine(k, np.arange(1, n + 1, dtype=np.uint64)[None, :])
-    return np.argsort(sort_keys, axis=1)  # 64-bit keys: ties (where sort kinds differ) have odds ~n^2 / 2^65
+    """A uniformly random permutation of ``range(n)`` per key: shape (B, n).
+
+    Position j gets the hash of (key, j + 1); sorting those hashes shuffles
+    the deck. 64-bit hashes make ties (where sort algorithms could differ)
+    odds of about n^2 / 2^65.
+    """
+    keys = np.ascontiguousarray(key, dtype=np.uint64).reshape(-1)
+    out = np.empty((keys.shape[0], n), dtype=np.int64)
+    _permutations(keys, out)
+    return out

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any, Self
 
 import numpy as np
@@ -39,7 +40,7 @@ _CHANCE_DEALER = 3  # counter that draws the first dealer from a game's key
 
 # --------------------------------------------------------------------------
 # Per-game rules (compiled; called from the games' step and mask kernels)
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def follow_suit_row(hand: np.ndarray, led: int, suit_of: np.ndarray, out: np.ndarray) -> None:
     """Write into ``out`` (N,) the legal cards of ``hand`` (N,) bool when
     ``led`` is the suit led (-1: the player leads): the cards of the led suit
@@ -54,7 +55,7 @@ def follow_suit_row(hand: np.ndarray, led: int, suit_of: np.ndarray, out: np.nda
         out[c] = hand[c] and (not can_follow or suit_of[c] == led)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def winner_of_trick(cards: np.ndarray, leader: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
     """Seat that takes a completed trick: ``cards`` (P,) by seat, ``leader``
     the seat that led, ``trump`` a suit or any other value for no trump.
@@ -73,7 +74,7 @@ def winner_of_trick(cards: np.ndarray, leader: int, trump: int, suit_of: np.ndar
     return best_seat
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def play_card(s: Any, r: Any, g: int, card: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
     """Game ``g`` plays ``card`` (already checked legal) for its seat to act.
 
@@ -108,13 +109,13 @@ def play_card(s: Any, r: Any, g: int, card: int, trump: int, suit_of: np.ndarray
     return winner
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dealer_of(first_dealer: int, hand_no: int, players: int) -> int:
     """Dealer of hand ``hand_no``: the deal passes clockwise after each hand."""
     return (first_dealer + hand_no) % players
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def book_hand(s: Any, r: Any, g: int, points: np.ndarray, n_hands: int, deal_phase: int, done_phase: int) -> bool:
     """Book the scores ``points`` (P,) of the hand game ``g`` just finished.
 
@@ -238,22 +239,23 @@ class TrickState:
             getattr(self, f.name)[idx] = getattr(other, f.name)
 
     def arrays(self) -> tuple:
-        """The state's arrays as a named tuple, which is how compiled kernels
-        take a state (numba reads named tuples of arrays, not dataclasses).
-        Each game module defines its tuple type once, see :func:`arrays_type`."""
-        tup = type(self).__dict__["arrays_type"]
-        return tup(*[getattr(self, name) for name in tup._fields])
+        """The state's arrays as a plain tuple in field order: how compiled
+        kernels take a state. (numba types a plain tuple of arrays in C, a
+        dataclass not at all and a named tuple slowly; a kernel rebuilds the
+        game's named tuple, see :func:`arrays_type`, to read fields by name.)"""
+        return type(self).__dict__["_get_arrays"](self)
 
 
 def arrays_type(state_cls: type, name: str) -> type:
-    """The named-tuple type that carries a game's state arrays into kernels.
+    """The named-tuple type through which kernels read a game's state arrays.
 
     Defined at module level by each game (``name`` must be the module
     attribute it is bound to, so that numba's on-disk cache can find it).
+    A kernel does ``s = StateArrays(*state_tuple)`` and then ``s.hands[g]``.
     """
-    tup = namedtuple(name, [f.name for f in fields(state_cls)], module=state_cls.__module__)
-    state_cls.arrays_type = tup
-    return tup
+    names = [f.name for f in fields(state_cls)]
+    state_cls._get_arrays = attrgetter(*names)
+    return namedtuple(name, names, module=state_cls.__module__)
 
 
 def common_fields(keys: np.ndarray, players: int, n_cards: int, first_dealer: np.ndarray, phase: int) -> dict:
@@ -303,25 +305,79 @@ class StepResult:
 
     @classmethod
     def empty(cls, B: int, P: int) -> StepResult:
-        no = np.zeros(B, dtype=bool)
+        """A result where nothing happened."""
+        res = cls.uninitialized(B, P)
+        clear_results(StepArrays(*res.arrays()))
+        return res
+
+    @classmethod
+    def uninitialized(cls, B: int, P: int) -> StepResult:
+        """Arrays for a step kernel to fill (it clears every row first, see
+        :func:`clear_result`). Three allocations, not nine: at B = 1 a step
+        is mostly such overhead."""
+        flags = np.empty((5, B), dtype=bool)
+        seats = np.empty((B, P + 2), dtype=np.int8)
         return cls(
-            rewards=np.zeros((B, P), dtype=np.int32),
-            trick_done=no.copy(),
-            trick_cards=np.full((B, P), NO_CARD, dtype=np.int8),
-            trick_leader=np.full(B, -1, dtype=np.int8),
-            trick_winner=np.full(B, -1, dtype=np.int8),
-            hand_done=no.copy(),
-            renege=no.copy(),
-            new_hand=no.copy(),
-            game_done=no,
+            rewards=np.empty((B, P), dtype=np.int32),
+            trick_done=flags[0],
+            trick_cards=seats[:, :P],
+            trick_leader=seats[:, P],
+            trick_winner=seats[:, P + 1],
+            hand_done=flags[1],
+            renege=flags[2],
+            new_hand=flags[3],
+            game_done=flags[4],
         )
 
-    def arrays(self) -> StepArrays:
-        """The arrays as a named tuple, for the compiled step kernels."""
-        return StepArrays(
-            self.rewards, self.trick_done, self.trick_cards, self.trick_leader, self.trick_winner,
-            self.hand_done, self.renege, self.new_hand, self.game_done,
-        )
+    def arrays(self) -> tuple:
+        """The arrays as a plain tuple, for the compiled step kernels (which
+        read them as :data:`StepArrays`)."""
+        return _get_step_arrays(self)
+
+
+_get_step_arrays = attrgetter(*StepArrays._fields)
+
+
+@njit(cache=True, inline="always")
+def clear_result(r: Any, g: int) -> None:
+    """Row ``g`` of a step result back to "nothing happened"."""
+    r.rewards[g, :] = 0
+    r.trick_done[g] = r.hand_done[g] = r.renege[g] = r.new_hand[g] = r.game_done[g] = False
+    r.trick_cards[g, :] = NO_CARD
+    r.trick_leader[g] = r.trick_winner[g] = -1
+
+
+@njit(cache=True)
+def clear_results(r: Any) -> None:
+    for g in range(r.rewards.shape[0]):
+        clear_result(r, g)
+
+
+_ALL_ACTIVE = np.zeros(0, dtype=bool)  # what the kernels read as "every game is active"
+
+
+def step_inputs(
+    B: int, actions: Any, active: Any, legal: np.ndarray | None, n_actions: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Check and convert a step's arguments for the kernels: (B,) int64
+    actions and the activity mask (empty = all games active). The kernels do
+    no bounds checks, so every shape is checked here, with a message."""
+    actions = np.asarray(actions)
+    if actions.dtype != np.int64 or actions.shape != (B,):
+        if actions.dtype.kind not in "iub":
+            raise ValueError(f"actions must be integer action ids, got dtype {actions.dtype}")
+        actions = actions.astype(np.int64).reshape(-1)
+        if actions.shape[0] != B:
+            raise ValueError(f"expected {B} actions, one per game, got {actions.shape[0]}")
+    if active is None:
+        active = _ALL_ACTIVE
+    else:
+        active = np.asarray(active, dtype=bool).reshape(-1)
+        if active.shape[0] != B:
+            raise ValueError(f"active must have one flag per game ({B}), got {active.shape[0]}")
+    if legal is not None and (legal.shape != (B, n_actions) or legal.dtype != np.bool_):
+        raise ValueError(f"legal must be a ({B}, {n_actions}) bool mask, got {legal.dtype} {legal.shape}")
+    return actions, active
 
 
 # --------------------------------------------------------------------------
@@ -333,14 +389,22 @@ def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
     return rng.uniform_ints(rng.combine(keys, _CHANCE_DEALER), cfg.players).astype(np.int8)
 
 
+@njit(cache=True)
+def _deal_rows(perm: np.ndarray, size: np.ndarray, hands: np.ndarray) -> None:
+    players = hands.shape[1]
+    for g in range(perm.shape[0]):
+        hands[g] = False
+        for pos in range(min(players * size[g], perm.shape[1])):
+            hands[g, pos // size[g], perm[g, pos]] = True
+
+
 def deal_from_permutation(perm: np.ndarray, size: np.ndarray, players: int) -> np.ndarray:
     """Hands (n, P, N) bool: seat p gets the cards at positions ``p * size ..
     (p + 1) * size - 1`` of each shuffled deck ``perm`` (n, N)."""
-    N = perm.shape[1]
-    seat_at = np.arange(N)[None, :] // np.asarray(size, dtype=np.int64)[:, None]  # position -> seat, >= P undealt
-    owner = np.empty_like(seat_at)
-    np.put_along_axis(owner, perm, seat_at, axis=1)  # card -> seat
-    return owner[:, None, :] == np.arange(players)[None, :, None]
+    perm = np.ascontiguousarray(perm, dtype=np.int64)
+    hands = np.empty((perm.shape[0], players, perm.shape[1]), dtype=bool)
+    _deal_rows(perm, np.broadcast_to(np.asarray(size, dtype=np.int64).reshape(-1), perm.shape[:1]), hands)
+    return hands
 
 
 def clear_hand(state: TrickState, idx: np.ndarray, hands: np.ndarray, phase: int, first: np.ndarray) -> None:
