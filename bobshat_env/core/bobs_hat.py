@@ -48,7 +48,7 @@ from .tricks import (
     clear_hand,
     clear_result,
     common_fields,
-    deal_from_permutation,
+    deal_shuffled,
     follow_suit_row,
     play_card,
     random_first_dealer,
@@ -143,8 +143,8 @@ def random_deal(
     """
     base = rng.combine(keys, hand_no, attempt)
     trump = rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), 4).astype(np.int8)
-    perm = rng.permutations(rng.combine(base, _CHANCE_DEAL), N_CARDS)  # (n, 60)
-    return trump, deal_from_permutation(perm, hand_no.astype(np.int64) + 5, cfg.players)
+    hands, _ = deal_shuffled(rng.combine(base, _CHANCE_DEAL), hand_no.astype(np.int64) + 5, cfg.players, N_CARDS)
+    return trump, hands
 
 
 # --------------------------------------------------------------------------
@@ -213,17 +213,20 @@ def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndar
 @njit(cache=True)
 def _mask_kernel(phase, cur, hands, led_suit, no_bid_used, no_bid, double_fewest, mask):
     for g in range(phase.shape[0]):
-        row = mask[g]
-        row[:] = False
         ph = phase[g]
+        if ph == PLAY:
+            follow_suit_row(hands, g, cur[g], led_suit[g], _SUIT_OF, mask)
+            for a in range(N_CARDS, N_ACTIONS):
+                mask[g, a] = False
+            continue
+        for a in range(N_ACTIONS):
+            mask[g, a] = False
         if ph == HAT:
-            row[HAT_PLUS] = row[HAT_MINUS] = True
+            mask[g, HAT_PLUS] = mask[g, HAT_MINUS] = True
         elif ph == BID:
             for code in range(1, N_BID_CODES):
-                row[BID_BASE + code] = double_fewest or code // 8 < 2
-            row[BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
-        elif ph == PLAY:
-            follow_suit_row(hands[g, cur[g]], led_suit[g], _SUIT_OF, row[:N_CARDS])
+                mask[g, BID_BASE + code] = double_fewest or code // 8 < 2
+            mask[g, BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
 
 
 def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
@@ -275,46 +278,48 @@ def cfg_suit(s: int) -> str:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, hat_value, hat_holder, size, negative, out):
-    """One hand's scores into ``out`` (P,); see :func:`score_hand`."""
-    P = bids.shape[0]
+def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out):
+    """Game ``g``'s hand scores into ``out`` (P,); see :func:`score_hand`."""
+    P = bids.shape[1]
     out[:] = 0
     for suit in range(3):
         total = 0
         for p in range(P):
-            total += taken[p, suit]
+            total += taken[g, p, suit]
         for p in range(P):
-            if not (bids[p] >> suit) & 1:
+            if not (bids[g, p] >> suit) & 1:
                 continue
             best_other = -1
             for q in range(P):
-                if q != p and taken[q, suit] > best_other:
-                    best_other = taken[q, suit]
-            if taken[p, suit] > best_other or total == 0:  # strictly most, or the suit was never dealt
-                out[p] += 5 + taken[p, suit]
+                if q != p and taken[g, q, suit] > best_other:
+                    best_other = taken[g, q, suit]
+            if taken[g, p, suit] > best_other or total == 0:  # strictly most, or the suit was never dealt
+                out[p] += 5 + taken[g, p, suit]
             else:
-                out[p] += -5 - (taken[p, suit] if negative else 0)
+                out[p] += -5 - (taken[g, p, suit] if negative else 0)
     for p in range(P):
-        fewest = bids[p] // 8
+        fewest = bids[g, p] // 8
         if fewest == 0:
             continue
-        mine = taken[p, 0] + taken[p, 1] + taken[p, 2]
+        mine = taken[g, p, 0] + taken[g, p, 1] + taken[g, p, 2]
         made = True
         for q in range(P):
-            if q != p and taken[q, 0] + taken[q, 1] + taken[q, 2] <= mine:
+            if q != p and taken[g, q, 0] + taken[g, q, 1] + taken[g, q, 2] <= mine:
                 made = False
         out[p] += fewest * (size if made else -size)
     if hat_holder >= 0:
         out[hat_holder] += hat_value
     for p in range(P):
-        if bids[p] == 0:  # a no-bid hand scores 0, hat included
+        if bids[g, p] == 0:  # a no-bid hand scores 0, hat included
             out[p] = 0
 
 
 @njit(cache=True)
 def _score_hands(bids, taken, hat_value, hat_holder, hand_size, negative, out):
+    points = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
-        _score_one(bids[g], taken[g], hat_value[g], hat_holder[g], hand_size[g], negative, out[g])
+        _score_one(bids, taken, g, hat_value[g], hat_holder[g], hand_size[g], negative, points)
+        out[g] = points
 
 
 def score_hand(
@@ -388,8 +393,8 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
             seat = s.cur[g]
             r.rewards[g, seat] += RENEGE_PENALTY
             s.scores[g, seat] += RENEGE_PENALTY
-            s.last_scores[g, :] = 0
-            s.last_scores[g, seat] = RENEGE_PENALTY
+            for p in range(P):
+                s.last_scores[g, p] = RENEGE_PENALTY if p == seat else 0
             s.attempt[g] += 1
             s.phase[g] = DEAL
             r.new_hand[g] = True
@@ -406,7 +411,7 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
             size = s.hand_no[g] + 5
             if s.tricks_done[g] < size:
                 continue
-            _score_one(s.bids[g], s.taken[g], s.hat_value[g], s.hat_holder[g], size, negative, points)
+            _score_one(s.bids, s.taken, g, s.hat_value[g], s.hat_holder[g], size, negative, points)
             for p in range(P):
                 if s.bids[g, p] == 0:
                     s.no_bid_used[g, p] = True

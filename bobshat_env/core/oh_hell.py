@@ -55,7 +55,7 @@ from .tricks import (
     clear_hand,
     clear_result,
     common_fields,
-    deal_from_permutation,
+    deal_shuffled,
     follow_suit_row,
     play_card,
     random_first_dealer,
@@ -134,11 +134,9 @@ def random_deal(cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray) -> tup
     """
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
     hand_no = np.asarray(hand_no).reshape(-1)
-    n, P = keys.shape[0], cfg.players
-    perm = rng.permutations(rng.combine(rng.combine(keys, hand_no), _CHANCE_DEAL), N_CARDS)  # (n, 52)
-    size = hand_size_for(cfg, hand_no).astype(np.int64)
-    trump_card = perm[np.arange(n), P * size].astype(np.int8)
-    return trump_card, deal_from_permutation(perm, size, P)
+    size = hand_size_for(cfg, hand_no)
+    hands, trump_card = deal_shuffled(rng.combine(keys, hand_no, _CHANCE_DEAL), size, cfg.players, N_CARDS)
+    return trump_card.astype(np.int8), hands
 
 
 # --------------------------------------------------------------------------
@@ -215,27 +213,27 @@ def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np
 # --------------------------------------------------------------------------
 # Legal actions
 @njit(cache=True, inline="always")
-def hook_bid(bids: np.ndarray, n_bids: int, hand_size: int) -> int:
-    """The bid the hook rule forbids the bidder to act (one game), or -1.
+def hook_bid(bids: np.ndarray, g: int, n_bids: int, hand_size: int) -> int:
+    """The bid the hook rule forbids game ``g``'s bidder to act, or -1.
 
     Only the dealer (the last bidder) is restricted: they may not bid
     ``hand_size - sum(other bids)``. When that is negative (the others
     overbid) nothing is forbidden.
     """
-    P = bids.shape[0]
+    P = bids.shape[1]
     if n_bids != P - 1:
         return -1
     value = hand_size
     for p in range(P):
-        if bids[p] >= 0:
-            value -= bids[p]
+        if bids[g, p] >= 0:
+            value -= bids[g, p]
     return value if value >= 0 else -1
 
 
 @njit(cache=True)
 def _forbidden_bids(phase, bids, n_bids, hand_size, out):
     for g in range(phase.shape[0]):
-        out[g] = hook_bid(bids[g], n_bids[g], hand_size[g]) if phase[g] == BID else -1
+        out[g] = hook_bid(bids, g, n_bids[g], hand_size[g]) if phase[g] == BID else -1
 
 
 def forbidden_bid(state: State) -> np.ndarray:
@@ -249,14 +247,17 @@ def forbidden_bid(state: State) -> np.ndarray:
 @njit(cache=True)
 def _mask_kernel(phase, cur, hands, led_suit, bids, n_bids, hand_size, mask):
     for g in range(phase.shape[0]):
-        row = mask[g]
-        row[:] = False
+        if phase[g] == PLAY:
+            follow_suit_row(hands, g, cur[g], led_suit[g], _SUIT_OF, mask)
+            for a in range(N_CARDS, N_ACTIONS):
+                mask[g, a] = False
+            continue
+        for a in range(N_ACTIONS):
+            mask[g, a] = False
         if phase[g] == BID:
-            hook = hook_bid(bids[g], n_bids[g], hand_size[g])
+            hook = hook_bid(bids, g, n_bids[g], hand_size[g])
             for bid in range(hand_size[g] + 1):
-                row[BID_BASE + bid] = bid != hook
-        elif phase[g] == PLAY:
-            follow_suit_row(hands[g, cur[g]], led_suit[g], _SUIT_OF, row[:N_CARDS])
+                mask[g, BID_BASE + bid] = bid != hook
 
 
 def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
@@ -304,22 +305,24 @@ def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, scoring, out):
-    """One hand's scores into ``out`` (P,); ``scoring`` indexes ``OH_SCORINGS``."""
-    for p in range(bids.shape[0]):
-        made = taken[p] == bids[p]
+def _score_one(bids, taken, g, scoring, out):
+    """Game ``g``'s hand scores into ``out`` (P,); ``scoring`` indexes ``OH_SCORINGS``."""
+    for p in range(bids.shape[1]):
+        made = taken[g, p] == bids[g, p]
         if scoring == 0:  # positive
-            out[p] = taken[p] + (MADE_BONUS if made else 0)
+            out[p] = taken[g, p] + (MADE_BONUS if made else 0)
         elif scoring == 1:  # neutral
-            out[p] = MADE_BONUS + taken[p] if made else 0
+            out[p] = MADE_BONUS + taken[g, p] if made else 0
         else:  # negative
-            out[p] = MADE_BONUS if made else -MADE_BONUS * abs(taken[p] - bids[p])
+            out[p] = MADE_BONUS if made else -MADE_BONUS * abs(taken[g, p] - bids[g, p])
 
 
 @njit(cache=True)
 def _score_hands(bids, taken, scoring, out):
+    points = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
-        _score_one(bids[g], taken[g], scoring, out[g])
+        _score_one(bids, taken, g, scoring, points)
+        out[g] = points
 
 
 def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.ndarray:
@@ -371,7 +374,7 @@ def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
         s.taken[g, winner] += 1
         if s.tricks_done[g] < s.hand_size[g]:
             continue
-        _score_one(s.bids[g], s.taken[g], scoring, points)
+        _score_one(s.bids, s.taken, g, scoring, points)
         if book_hand(s, r, g, points, hand_sizes.shape[0], DEAL, DONE):
             s.hand_size[g] = hand_sizes[s.hand_no[g]]
             s.cur[g] = s.leader[g] = (s.dealer[g] + 1) % P

@@ -81,21 +81,40 @@ def uniform_ints(key: np.ndarray, n: np.ndarray | int) -> np.ndarray:
 
 
 @njit(cache=True)
+def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray) -> None:
+    """The shuffle of a deck of ``out.shape[0]`` cards drawn from ``key``:
+    ``out[j]`` is card j's position in the shuffled deck.
+
+    Card j gets the hash of (key, j + 1) and the deck is sorted by hash, so a
+    card's position is how many hashes are smaller than its own (64-bit
+    hashes: ties have odds of about n^2 / 2^65). Counting is a branch-free
+    n^2 loop, faster than a sort for a deck of cards. ``hashes`` is scratch
+    space of the same length.
+    """
+    n = out.shape[0]
+    for j in range(n):
+        hashes[j] = combine_one(key, np.uint64(j + 1))
+    for j in range(n):
+        below = 0
+        for i in range(n):
+            below += hashes[i] < hashes[j]
+        out[j] = below
+
+
+@njit(cache=True)
 def _permutations(keys: np.ndarray, out: np.ndarray) -> None:
-    sort_keys = np.empty(out.shape[1], dtype=np.uint64)
+    n = out.shape[1]
+    hashes = np.empty(n, dtype=np.uint64)
+    pos = np.empty(n, dtype=np.int64)
     for g in range(keys.shape[0]):
-        for j in range(out.shape[1]):
-            sort_keys[j] = combine_one(keys[g], np.uint64(j + 1))
-        out[g] = np.argsort(sort_keys)
+        shuffle_positions(keys[g], hashes, pos)
+        for j in range(n):
+            out[g, pos[j]] = j
 
 
 def permutations(key: np.ndarray, n: int) -> np.ndarray:
-    """A uniformly random permutation of ``range(n)`` per key: shape (B, n).
-
-    Position j gets the hash of (key, j + 1); sorting those hashes shuffles
-    the deck. 64-bit hashes make ties (where sort algorithms could differ)
-    odds of about n^2 / 2^65.
-    """
+    """The shuffled deck of ``range(n)`` per key, shape (B, n): row b lists the
+    cards in deck order (see :func:`shuffle_positions`)."""
     keys = np.ascontiguousarray(key, dtype=np.uint64).reshape(-1)
     out = np.empty((keys.shape[0], n), dtype=np.int64)
     _permutations(keys, out)

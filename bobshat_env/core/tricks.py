@@ -41,34 +41,41 @@ _CHANCE_DEALER = 3  # counter that draws the first dealer from a game's key
 # --------------------------------------------------------------------------
 # Per-game rules (compiled; called from the games' step and mask kernels)
 @njit(cache=True, inline="always")
-def follow_suit_row(hand: np.ndarray, led: int, suit_of: np.ndarray, out: np.ndarray) -> None:
-    """Write into ``out`` (N,) the legal cards of ``hand`` (N,) bool when
-    ``led`` is the suit led (-1: the player leads): the cards of the led suit
-    if the player holds any, else the whole hand."""
+def follow_suit_row(hands: np.ndarray, g: int, seat: int, led: int, suit_of: np.ndarray, out: np.ndarray) -> None:
+    """Write into ``out[g, :N]`` the legal cards of ``hands[g, seat]`` (N
+    cards) when ``led`` is the suit led (-1: the player leads): the cards of
+    the led suit if the player holds any, else the whole hand.
+
+    Like every per-game helper here it takes the batch arrays and the game's
+    index rather than row views: a view costs a reference-counted array
+    struct, which in a loop over thousands of games costs more than the rule.
+    """
     can_follow = False
-    if led >= 0:
-        for c in range(hand.shape[0]):
-            if hand[c] and suit_of[c] == led:
-                can_follow = True
-                break
-    for c in range(hand.shape[0]):
-        out[c] = hand[c] and (not can_follow or suit_of[c] == led)
+    for c in range(hands.shape[2]):  # branch-free, so it vectorizes
+        follows = hands[g, seat, c] & (suit_of[c] == led)
+        out[g, c] = follows
+        can_follow |= follows
+    if not can_follow:
+        for c in range(hands.shape[2]):
+            out[g, c] = hands[g, seat, c]
 
 
 @njit(cache=True, inline="always")
-def winner_of_trick(cards: np.ndarray, leader: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
-    """Seat that takes a completed trick: ``cards`` (P,) by seat, ``leader``
-    the seat that led, ``trump`` a suit or any other value for no trump.
-    The highest trump wins, else the highest card of the suit led."""
-    led = suit_of[cards[leader]]
+def winner_of_trick(
+    cards: np.ndarray, g: int, leader: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray
+) -> int:
+    """Seat that takes the completed trick ``cards[g]`` (P cards by seat):
+    ``leader`` the seat that led, ``trump`` a suit or any other value for no
+    trump. The highest trump wins, else the highest card of the suit led."""
+    led = suit_of[cards[g, leader]]
     best, best_seat = -1, -1
-    for p in range(cards.shape[0]):
-        s = suit_of[cards[p]]
+    for p in range(cards.shape[1]):
+        s = suit_of[cards[g, p]]
         strength = 0  # off-suit cards never win
         if s == trump:
-            strength = 200 + rank_of[cards[p]]
+            strength = 200 + rank_of[cards[g, p]]
         elif s == led:
-            strength = 100 + rank_of[cards[p]]
+            strength = 100 + rank_of[cards[g, p]]
         if strength > best:
             best, best_seat = strength, p
     return best_seat
@@ -93,7 +100,7 @@ def play_card(s: Any, r: Any, g: int, card: int, trump: int, suit_of: np.ndarray
     s.cur[g] = (seat + 1) % P
     if s.n_in_trick[g] < P:
         return -1
-    winner = winner_of_trick(s.trick[g], s.leader[g], trump, suit_of, rank_of)
+    winner = winner_of_trick(s.trick, g, s.leader[g], trump, suit_of, rank_of)
     r.trick_done[g] = True
     r.trick_leader[g] = s.leader[g]
     r.trick_winner[g] = winner
@@ -142,13 +149,13 @@ def book_hand(s: Any, r: Any, g: int, points: np.ndarray, n_hands: int, deal_pha
 @njit(cache=True)
 def _follow_suit_rows(hand: np.ndarray, led_suit: np.ndarray, suit_of: np.ndarray, out: np.ndarray) -> None:
     for g in range(hand.shape[0]):
-        follow_suit_row(hand[g], led_suit[g], suit_of, out[g])
+        follow_suit_row(hand, g, 0, led_suit[g], suit_of, out)
 
 
 @njit(cache=True)
 def _trick_winners(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, suit_of, rank_of, out) -> None:
     for g in range(cards.shape[0]):
-        out[g] = winner_of_trick(cards[g], leader[g], trump[g], suit_of, rank_of)
+        out[g] = winner_of_trick(cards, g, leader[g], trump[g], suit_of, rank_of)
 
 
 @njit(cache=True)
@@ -168,7 +175,7 @@ def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.n
     """
     hand = np.ascontiguousarray(hand, dtype=bool)
     out = np.empty_like(hand)
-    _follow_suit_rows(hand, np.asarray(led_suit, dtype=np.int64).reshape(-1), deck.suit_of, out)
+    _follow_suit_rows(hand[:, None, :], np.asarray(led_suit, dtype=np.int64).reshape(-1), deck.suit_of, out)
     return out
 
 
@@ -341,9 +348,10 @@ _get_step_arrays = attrgetter(*StepArrays._fields)
 @njit(cache=True, inline="always")
 def clear_result(r: Any, g: int) -> None:
     """Row ``g`` of a step result back to "nothing happened"."""
-    r.rewards[g, :] = 0
+    for p in range(r.rewards.shape[1]):
+        r.rewards[g, p] = 0
+        r.trick_cards[g, p] = NO_CARD
     r.trick_done[g] = r.hand_done[g] = r.renege[g] = r.new_hand[g] = r.game_done[g] = False
-    r.trick_cards[g, :] = NO_CARD
     r.trick_leader[g] = r.trick_winner[g] = -1
 
 
@@ -390,21 +398,35 @@ def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _deal_rows(perm: np.ndarray, size: np.ndarray, hands: np.ndarray) -> None:
-    players = hands.shape[1]
-    for g in range(perm.shape[0]):
-        hands[g] = False
-        for pos in range(min(players * size[g], perm.shape[1])):
-            hands[g, pos // size[g], perm[g, pos]] = True
+def _deal_shuffled(keys: np.ndarray, size: np.ndarray, hands: np.ndarray, next_card: np.ndarray) -> None:
+    players, n = hands.shape[1], hands.shape[2]
+    hashes = np.empty(n, dtype=np.uint64)
+    pos = np.empty(n, dtype=np.int64)
+    for g in range(keys.shape[0]):
+        rng.shuffle_positions(keys[g], hashes, pos)
+        next_card[g] = -1
+        for card in range(n):
+            seat = pos[card] // size[g]
+            for p in range(players):
+                hands[g, p, card] = p == seat
+            if pos[card] == players * size[g]:
+                next_card[g] = card
 
 
-def deal_from_permutation(perm: np.ndarray, size: np.ndarray, players: int) -> np.ndarray:
-    """Hands (n, P, N) bool: seat p gets the cards at positions ``p * size ..
-    (p + 1) * size - 1`` of each shuffled deck ``perm`` (n, N)."""
-    perm = np.ascontiguousarray(perm, dtype=np.int64)
-    hands = np.empty((perm.shape[0], players, perm.shape[1]), dtype=bool)
-    _deal_rows(perm, np.broadcast_to(np.asarray(size, dtype=np.int64).reshape(-1), perm.shape[:1]), hands)
-    return hands
+def deal_shuffled(keys: np.ndarray, size: np.ndarray, players: int, n_cards: int) -> tuple[np.ndarray, np.ndarray]:
+    """Shuffle a deck of ``n_cards`` per key and deal ``size`` cards to each seat.
+
+    Seat p gets the cards at positions ``p * size .. (p + 1) * size - 1`` of
+    the deck shuffled by :func:`rng.shuffle_positions`. Returns hands
+    (n, P, N) bool and the next card of the deck (n,), the one at position
+    ``P * size`` (Oh Hell turns it for trump), -1 if the deck ran out.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1)
+    size = np.broadcast_to(np.asarray(size, dtype=np.int64).reshape(-1), keys.shape)
+    hands = np.empty((keys.shape[0], players, n_cards), dtype=bool)
+    next_card = np.empty(keys.shape[0], dtype=np.int64)
+    _deal_shuffled(keys, size, hands, next_card)
+    return hands, next_card
 
 
 def clear_hand(state: TrickState, idx: np.ndarray, hands: np.ndarray, phase: int, first: np.ndarray) -> None:
