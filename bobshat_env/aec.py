@@ -24,6 +24,7 @@ renege mode a card that breaks follow suit applies the renege rule instead.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core import rng
+from .core.tricks import StepResult
 from .games import Game, make_game
 from .render import render as render_table
 
@@ -62,6 +64,7 @@ class CardGameEnv(AECEnv):
         self._base: int | None = None
         self._games = 0
         self._seats = [np.array([i]) for i in range(P)]  # observe()'s seat argument, made once
+        self._step = functools.partial(self.game.module.step, self.game.config)
         self.state: Any = None
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -85,6 +88,7 @@ class CardGameEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[int(self.state.cur[0])]
         self._mask = self.game.legal_action_mask(self.state)
+        self._result = StepResult.uninitialized(1, self.game.players)  # reused by every step
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
@@ -100,10 +104,11 @@ class CardGameEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        if type(action) is not int and (isinstance(action, bool) or not isinstance(action, np.integer)):
             raise ValueError(f"{agent} must act with an integer action id, got {action!r}")
-        res = self.game.step(self.state, np.array([int(action)]), legal=self._mask)  # raises, unchanged, if illegal
-        self._mask = self.game.legal_action_mask(self.state)
+        # raises, with nothing changed, if the action is illegal
+        res = self._step(self.state, np.array([action], dtype=np.int64), legal=self._mask, result=self._result)
+        self.game.legal_action_mask(self.state, out=self._mask)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict(zip(self.possible_agents, map(float, res.rewards[0].tolist())))
         if res.game_done[0]:

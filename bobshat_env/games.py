@@ -49,11 +49,14 @@ class Game:
         active: np.ndarray | None = None,
         auto_deal: bool = True,
         legal: np.ndarray | None = None,
+        result: Any = None,
     ) -> Any:
-        return self.module.step(self.config, state, actions, active=active, auto_deal=auto_deal, legal=legal)
+        return self.module.step(
+            self.config, state, actions, active=active, auto_deal=auto_deal, legal=legal, result=result
+        )
 
-    def legal_action_mask(self, state: Any) -> np.ndarray:
-        return self.module.legal_action_mask(self.config, state)
+    def legal_action_mask(self, state: Any, out: np.ndarray | None = None) -> np.ndarray:
+        return self.module.legal_action_mask(self.config, state, out=out)
 
     def observe(
         self, state: Any, seat: np.ndarray | None = None, view: str = "private", out: np.ndarray | None = None

@@ -428,6 +428,7 @@ def step(
     active: np.ndarray | None = None,
     auto_deal: bool = True,
     legal: np.ndarray | None = None,
+    result: StepResult | None = None,
 ) -> StepResult:
     """Apply one action per game, in place, and report what happened.
 
@@ -439,13 +440,15 @@ def step(
     breaks follow suit is not an error: it applies the renege rule.
     With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
     ``legal``: this state's :func:`legal_action_mask`, when the caller has it
-    already (saves computing it twice per step).
+    already (saves computing it twice per step). ``result``: a
+    :class:`StepResult` of this batch's shape to overwrite and return instead
+    of a new one (what a one-game loop reuses).
     """
     B = state.batch_size
     actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    res = StepResult.uninitialized(B, cfg.players)
+    res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
     args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode)
     new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
     if new_hands < 0:

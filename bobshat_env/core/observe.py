@@ -12,6 +12,18 @@ Three views per game:
 - ``private`` (default): what the observing seat may know;
 - ``public``: the same without the observer's hand (what everybody knows);
 - ``full``: the private view plus every seat's hand, for oracle critics.
+
+The encoders are compiled loops over the batch (numba ``@njit``): each game's
+row is written straight into the output, with no NumPy temporaries, which
+matters twice over: a rollout of 4096 games observes every step, and the
+PettingZoo adapter observes one game per decision, where the cost is the
+Python call itself. So the Python side only validates its arguments and
+looks up cached layout offsets; the kernels get the state's arrays, the
+slice offsets (ints, from the layout) and the game constants as arguments,
+so that numba's on-disk cache never holds a stale copy of another module's
+constants. What both games encode the same way (hand, cards played, taken,
+scores, hand number, dealer, leader, current trick, all hands) is one shared
+helper, :func:`_encode_shared`.
 """
 
 from __future__ import annotations
@@ -21,11 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from ..config import BobsHatConfig, OhHellConfig
 from . import bobs_hat as bh
 from . import oh_hell as oh
-from .cards import BH_N_CARDS, BH_TRUMPS, OH_N_CARDS, OH_SUIT_CHARS
+from .cards import BH_N_CARDS, BH_TRUMPS, OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS
 
 VIEWS = ("private", "public", "full")
 _HIDDEN_BID = bh.N_BID_CODES  # stands for a bid made in secret, not yet revealed
@@ -43,59 +56,26 @@ def _bid_feature_table() -> np.ndarray:
 
 
 _BID_FEATURES = _bid_feature_table()
+_OH_SUIT_OF = np.ascontiguousarray(OH_HELL_DECK.suit_of, dtype=np.int64)
 BH_MAX_HANDS = 16
 SCORE_SCALE = 100.0
 TAKEN_SCALE = 20.0
+OH_MAX_HANDS = 19  # the long deal styles with 10 cards: 10, 9, ..., 1, ..., 10
+OH_TAKEN_SCALE = 10.0
 
 
-def _by_seat(arr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``arr[g, s]`` for flat rows ``g * P + s`` of a (B, P, ...) array, in one gather."""
-    return np.take(arr.reshape(-1, *arr.shape[2:]), rows, axis=0)
+def _multiplier(scale: float) -> float:
+    """``1 / scale`` rounded to float32, held as a Python float for the kernels.
+
+    The kernels scale a count ``x`` as ``float32(float64(x) * m)``: the float64
+    product of a small integer and a float32 is exact, so its rounding to
+    float32 is the float32 product NumPy computes for int8 counts, and also
+    the float64-then-float32 result it computes for int32 scores.
+    """
+    return float(np.float32(1 / scale))
 
 
-class _Frame:
-    """One observer per game: the output views, relative-seat gathers, and
-    the slices both games encode the same way (hand, cards played, taken,
-    scores, hand number, dealer, leader, current trick, all hands)."""
-
-    def __init__(
-        self,
-        layout: ObsLayout,
-        state: Any,
-        seat: np.ndarray | None,
-        out: np.ndarray | None,
-        view: str,
-        taken_scale: float,
-    ) -> None:
-        P, B = state.trick.shape[1], state.batch_size
-        self.b = b = np.arange(B)
-        self.me = me = (state.cur if seat is None else np.broadcast_to(np.asarray(seat), (B,))).astype(np.int64)
-        if out is None:
-            out = np.zeros((B, layout.size), dtype=np.float32)
-        else:  # only the one-hot block needs clearing: dense slices are overwritten
-            out[:, layout.slices["phase"].start : layout.slices["trick"].stop] = 0
-        self.out = out
-        self.o = o = layout.views(out)
-        self.P = P
-        absolute = (me[:, None] + np.arange(P)[None, :]) % P  # (B, P): absolute seat of relative seat r
-        self.rows = rows = b[:, None] * P + absolute  # flat (game, seat) rows: one gather each
-
-        o["hand"][:] = _by_seat(state.hands, b * P + me) if view != "public" else 0
-        o["played"][:] = state.played
-        o["taken"][:] = _by_seat(state.taken, rows) * np.float32(1 / taken_scale)
-        o["scores"][:] = _by_seat(state.scores, rows) * np.float32(1 / SCORE_SCALE)
-        o["hand_number"][b, state.hand_no.astype(np.int64)] = 1
-        o["dealer"][b, self.rel(state.dealer)] = 1
-        o["leader"][b, self.rel(state.leader)] = 1
-        trick = _by_seat(state.trick, rows).astype(np.int64)
-        g, r = np.nonzero(trick >= 0)
-        o["trick"][g, r, trick[g, r]] = 1
-        if view == "full":
-            o["all_hands"][:] = _by_seat(state.hands, rows)
-
-    def rel(self, seats: np.ndarray) -> np.ndarray:
-        """Absolute seats (B,) as seen by each game's observer."""
-        return (np.asarray(seats, dtype=np.int64) - self.me) % self.P
+_BAD_STATE = -2  # kernel result: the state's arrays do not fit the layout (batch, seats, cards)
 
 
 @dataclass(frozen=True)
@@ -143,6 +123,160 @@ class ObsLayout:
 
 
 # --------------------------------------------------------------------------
+# What both encoders share: argument checks, cached offsets, the common slices.
+def _params(cache: dict, build: Any, cfg: Any, view: str) -> tuple:
+    """``build(cfg, view)``, memoised by the config's identity.
+
+    Hashing a frozen config dataclass costs about as much as the whole
+    B=1 kernel, so the lookup key is ``id(cfg)``; the entry keeps ``cfg``
+    alive, so its id cannot be reused while cached.
+    """
+    hit = cache.get((id(cfg), view))
+    if hit is not None:
+        return hit[1]
+    params = build(cfg, view)  # raises ValueError for an unknown view
+    if len(cache) > 256:
+        cache.clear()
+    cache[(id(cfg), view)] = (cfg, params)
+    return params
+
+
+def _seat_arg(state: Any, seat: Any, B: int) -> tuple[np.ndarray, bool]:
+    """The observing seats and whether they are per game (else one for all).
+
+    ``None`` means the seat to act in each game; otherwise an integer array
+    of shape (B,), or one seat for every game as shape (1,) or a scalar.
+    """
+    if seat is None:
+        return state.cur, True
+    seat = np.asarray(seat)
+    if seat.dtype.kind not in "iu":
+        raise ValueError(f"seat must hold integer seats, got dtype {seat.dtype}")
+    if seat.shape == (B,):
+        return seat, True
+    if seat.shape in ((), (1,)):
+        return seat.reshape(1), False
+    raise ValueError(f"seat must have shape ({B},) (one per game), (1,) or () (one for all), got {seat.shape}")
+
+
+def _out_arg(out: np.ndarray | None, B: int, size: int) -> np.ndarray:
+    """The C-contiguous (B, size) float32 buffer for a kernel to fill, every cell of it.
+
+    ``out`` itself when it is one; a new array when ``out`` is None, or when
+    it is a strided view, which the caller copies back (so the kernels have
+    one fast memory layout, and one compiled version, to handle).
+    """
+    if out is None:
+        return np.empty((B, size), dtype=np.float32)
+    if not isinstance(out, np.ndarray) or out.shape != (B, size) or out.dtype != np.float32 or not out.flags.writeable:
+        got = type(out).__name__
+        if isinstance(out, np.ndarray):
+            got = f"{'' if out.flags.writeable else 'read-only '}{out.dtype} array of shape {out.shape}"
+        raise ValueError(f"out must be a writeable float32 array of shape ({B}, {size}), got {got}")
+    return out if out.flags.c_contiguous else np.empty((B, size), dtype=np.float32)
+
+
+def _check_result(bad: int, B: int, P: int, seat: np.ndarray, each: bool) -> None:
+    """Turn a kernel's failure code into a ValueError (-1 means success)."""
+    if bad == -1:
+        return
+    if bad == _BAD_STATE:
+        raise ValueError(f"the state's arrays do not fit a {P}-player layout with a batch of {B}")
+    if bad >= B:
+        g = bad - B
+        raise ValueError(f"seat {int(seat[g if each else 0])} of game {g} is not a seat 0-{P - 1}")
+    raise ValueError(f"game {bad} of the state holds a value out of range for the observation layout")
+
+
+# How the kernels write a row, and why (each point measured, B=4096):
+# - the one-hot block (phase to trick) is cleared in one loop, then its ones
+#   are set; the dense slices are written whole; so every cell is written
+#   and a dirty ``out`` needs no separate clearing pass;
+# - columns are indexed as ``out[g, _U(i)]``: with an unsigned index numba
+#   skips its negative-index wraparound, the address is affine in the loop
+#   counter, and LLVM vectorises the loops;
+# - no views (``out[g]``, ``hands[g, s]``) and no early exit from the
+#   encoding loop (the state is checked in a loop of its own first): either
+#   keeps numba's reference-count pruning from removing the atomic
+#   incref/decref pairs of the arrays, which cost more than the row itself.
+# The helpers are inlined into both kernels.
+_U = np.uint64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set(out, g, start, n, idx):
+    """One-hot ``idx`` into the cleared ``out[g, start : start + n]``; nothing if ``idx`` is outside 0..n-1."""
+    if 0 <= idx < n:
+        out[g, _U(start + idx)] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rel(seat, me, P):
+    """Absolute seat as seen from seat ``me`` (both 0..P-1), without a division."""
+    return seat - me if seat >= me else seat - me + P
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick):
+    """Game ``g``'s values for the shared one-hot slices fit the layout."""
+    h, d, lead = hand_no[g], dealer[g], leader[g]
+    ok = (0 <= h) & (h < n_hand_number) & (0 <= d) & (d < P) & (0 <= lead) & (lead < P)
+    for s in range(P):
+        ok &= trick[g, s] < n_cards  # negative: no card
+    return ok
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _encode_shared(
+    out, g, me, P, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
+    o_hand, o_played, o_taken, o_scores, o_onehot, o_hand_number, n_hand_number, o_dealer, o_leader, o_trick,
+    o_all, own_hand, full,
+):  # fmt: skip
+    """Write what both games encode alike into row ``g`` of ``out``, and clear the one-hot block.
+
+    ``me`` is the observer (0..P-1), ``taken`` is (B, P, K) with K counts
+    per seat, the ``o_*`` are slice offsets from the layout (``o_all`` only
+    read in the full view). The one-hot block runs from ``o_onehot`` to the
+    end of the trick slice; the caller then sets the ones of its own one-hot
+    slices there. The game has passed :func:`_shared_ok`.
+    """
+    n_cards, n_taken = hands.shape[2], taken.shape[2]
+    for c in range(n_cards):
+        out[g, _U(o_hand + c)] = np.float32(hands[g, me, c]) if own_hand else np.float32(0.0)
+    for c in range(n_cards):
+        out[g, _U(o_played + c)] = np.float32(played[g, c])
+    for i in range(o_onehot, o_trick + P * n_cards):
+        out[g, _U(i)] = 0.0
+    s = me  # absolute seat of relative seat r
+    for r in range(P):
+        for k in range(n_taken):
+            out[g, _U(o_taken + r * n_taken + k)] = np.float32(np.float64(taken[g, s, k]) * taken_mul)
+        out[g, _U(o_scores + r)] = np.float32(np.float64(scores[g, s]) * score_mul)
+        _set(out, g, o_trick + r * n_cards, n_cards, np.int64(trick[g, s]))  # -1: no card yet
+        if full:
+            for c in range(n_cards):
+                out[g, _U(o_all + r * n_cards + c)] = np.float32(hands[g, s, c])
+        s = s + 1 if s + 1 < P else 0
+    _set(out, g, o_hand_number, n_hand_number, np.int64(hand_no[g]))
+    _set(out, g, o_dealer, P, _rel(np.int64(dealer[g]), me, P))
+    _set(out, g, o_leader, P, _rel(np.int64(leader[g]), me, P))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fits(B, P, n_cards, hands, played, taken, scores, trick, bids, per_game):
+    """The shared state arrays have the batch, seat and card counts the layout expects."""
+    ok = hands.shape[0] == B and hands.shape[1] == P and hands.shape[2] == n_cards
+    ok = ok and played.shape[0] == B and played.shape[1] == n_cards
+    ok = ok and taken.shape[0] == B and taken.shape[1] == P
+    ok = ok and scores.shape[0] == B and scores.shape[1] == P
+    ok = ok and trick.shape[0] == B and trick.shape[1] == P
+    ok = ok and bids.shape[0] == B and bids.shape[1] == P
+    for n in per_game:
+        ok = ok and n == B
+    return ok
+
+
+# --------------------------------------------------------------------------
 # Where's Bob's Hat?
 @functools.lru_cache(maxsize=64)
 def bh_layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
@@ -173,37 +307,118 @@ def bh_layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
     return ObsLayout.of(*spec)
 
 
+def _bh_params(cfg: BobsHatConfig, view: str) -> tuple[int, tuple[int, ...]]:
+    """(size, kernel ints) of a config and view: slice offsets, sizes, flags and game constants."""
+    layout = bh_layout(cfg, view)
+    sl = layout.slices
+    ints = (
+        cfg.players, BH_N_CARDS, layout.shapes[layout.names.index("hand_number")][0],
+        sl["hand"].start, sl["played"].start, sl["bids"].start, sl["no_bid_left"].start, sl["taken"].start,
+        sl["scores"].start, sl["hat_value"].start, sl["phase"].start, sl["trump"].start, sl["hand_number"].start,
+        sl["dealer"].start, sl["hat_holder"].start, sl["leader"].start, sl["trick"].start,
+        sl["all_hands"].start if view == "full" else -1,
+        int(view != "public"), int(view == "full"), int(cfg.secret_bidding), int(cfg.no_bid),
+        bh.BID, bh.N_BID_CODES, _HIDDEN_BID,
+    )  # fmt: skip
+    return layout.size, ints
+
+
+_BH_PARAMS: dict = {}
+_TAKEN_MUL = _multiplier(TAKEN_SCALE)
+_SCORE_MUL = _multiplier(SCORE_SCALE)
+
+
+@njit(cache=True, nogil=True)
+def _bh_kernel(
+    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
+    bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, ints, taken_mul, score_mul,
+):  # fmt: skip
+    """Fill ``out`` (B, D) with Bob's Hat observations, one row per game, every cell written.
+
+    Returns -1, or a failure code for :func:`_check_result`.
+    """
+    (
+        P, n_cards, n_hand_number,
+        o_hand, o_played, o_bids, o_no_bid, o_taken, o_scores, o_hat, o_phase, o_trump, o_hand_number,
+        o_dealer, o_holder, o_leader, o_trick, o_all,
+        own_hand, full, secret, no_bid, bid_phase, n_codes, hidden_code,
+    ) = ints  # fmt: skip
+    B = out.shape[0]
+    per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], n_bids.shape[0], phase.shape[0],
+                hat_value.shape[0], trump.shape[0], hat_holder.shape[0], seat.shape[0] if each else B)  # fmt: skip
+    if not (
+        _fits(B, P, n_cards, hands, played, taken, scores, trick, bids, per_game)
+        and taken.shape[2] == 3
+        and no_bid_used.shape[0] == B
+        and no_bid_used.shape[1] == P
+    ):
+        return _BAD_STATE
+    for g in range(B):  # check first, so that the encoding loop has no early exit
+        me = np.int64(seat[g if each else 0])
+        if me < 0 or me >= P:
+            return B + g
+        ok = _shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick)
+        ok &= (0 <= trump[g]) & (trump[g] < 4) & (hat_holder[g] < P)
+        for s in range(P):
+            ok &= (-1 <= bids[g, s]) & (bids[g, s] < n_codes)
+        if not ok:
+            return g
+    for g in range(B):
+        me = np.int64(seat[g if each else 0])
+        _encode_shared(
+            out, g, me, P, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
+            o_hand, o_played, o_taken, o_scores, o_phase, o_hand_number, n_hand_number, o_dealer, o_leader,
+            o_trick, o_all, own_hand, full,
+        )  # fmt: skip
+        ph, holder = np.int64(phase[g]), np.int64(hat_holder[g])
+        # Secret bids stay hidden until everybody has bid; the observer sees its own.
+        hide = secret and ph == bid_phase and n_bids[g] < P
+        s = me
+        for r in range(P):
+            code = np.int64(bids[g, s])  # -1: no bid yet
+            if hide and r != 0 and code >= 0:
+                code = hidden_code
+            for k in range(6):
+                out[g, _U(o_bids + 6 * r + k)] = bid_features[code + 1, k]
+            out[g, _U(o_no_bid + r)] = 1.0 if no_bid and not no_bid_used[g, s] else 0.0
+            s = s + 1 if s + 1 < P else 0
+        out[g, _U(o_hat)] = 1.0 if hat_value[g] == 10 else 0.0
+        out[g, _U(o_hat + 1)] = 1.0 if hat_value[g] == -10 else 0.0
+        _set(out, g, o_phase, 3, ph)  # hat, bid, play; all zero waiting for a deal or done
+        _set(out, g, o_trump, 4, np.int64(trump[g]))
+        _set(out, g, o_holder, P + 1, 0 if holder < 0 else _rel(holder, me, P) + 1)  # 0: the centre
+    return -1
+
+
 def bh_observe(
     cfg: BobsHatConfig,
     state: bh.State,
-    seat: np.ndarray | None = None,
+    seat: np.ndarray | int | None = None,
     view: str = "private",
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """(B, D) float32 observations of ``seat`` (default: the seat to act).
 
-    Secret bidding hides the other seats' bids until everybody has bid.
-    ``out``, if given, is a preallocated (B, D) float32 buffer to fill.
+    ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
+    a scalar). Secret bidding hides the other seats' bids until everybody
+    has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
+    fill (every cell is overwritten) and is returned.
     """
-    f = _Frame(bh_layout(cfg, view), state, seat, out, view, TAKEN_SCALE)
-    o, b, P, rel = f.o, f.b, cfg.players, f.rel
-    bids = _by_seat(state.bids, f.rows).astype(np.int64)  # (B, P) relative, -1 = not yet
-    if cfg.secret_bidding:
-        hidden = (bids >= 0) & ((state.n_bids < P) & (state.phase == bh.BID))[:, None]
-        hidden[:, 0] = False
-        bids[hidden] = _HIDDEN_BID
-    o["bids"][:] = _BID_FEATURES[bids + 1]
-    o["no_bid_left"][:] = ~_by_seat(state.no_bid_used, f.rows) if cfg.no_bid else 0
-    o["hat_value"][:, 0] = state.hat_value == 10
-    o["hat_value"][:, 1] = state.hat_value == -10
-
-    ph = state.phase.astype(np.int64)
-    live = ph < 3
-    o["phase"][b[live], ph[live]] = 1
-    o["trump"][b, state.trump.astype(np.int64)] = 1
-    holder = state.hat_holder.astype(np.int64)
-    o["hat_holder"][b, np.where(holder < 0, 0, rel(holder) + 1)] = 1
-    return f.out
+    size, ints = _params(_BH_PARAMS, _bh_params, cfg, view)
+    B = state.phase.shape[0]
+    me, each = _seat_arg(state, seat, B)
+    buf = _out_arg(out, B, size)
+    s = state
+    bad = _bh_kernel(
+        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
+        s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
+        _BID_FEATURES, ints, _TAKEN_MUL, _SCORE_MUL,
+    )  # fmt: skip
+    _check_result(bad, B, cfg.players, me, each)
+    if out is None or buf is out:
+        return buf
+    out[...] = buf
+    return out
 
 
 def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
@@ -251,11 +466,6 @@ def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dic
 
 # --------------------------------------------------------------------------
 # Oh Hell
-OH_MAX_HANDS = 19  # the long deal styles with 10 cards: 10, 9, ..., 1, ..., 10
-OH_TAKEN_SCALE = 10.0
-_OH_BID_FEATURES = np.eye(oh.MAX_BID + 2, dtype=np.float32)  # row bid + 1; row 0 = no bid yet
-
-
 @functools.lru_cache(maxsize=64)
 def oh_layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
     """Observation layout for an Oh Hell configuration and view."""
@@ -284,10 +494,83 @@ def oh_layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
     return ObsLayout.of(*spec)
 
 
+def _oh_params(cfg: OhHellConfig, view: str) -> tuple[int, tuple[int, ...]]:
+    """(size, kernel ints) of a config and view: slice offsets, sizes, flags and game constants."""
+    layout = oh_layout(cfg, view)
+    sl = layout.slices
+    ints = (
+        cfg.players, OH_N_CARDS, layout.shapes[layout.names.index("hand_number")][0],
+        sl["hand"].start, sl["played"].start, sl["bids"].start, sl["taken"].start, sl["scores"].start,
+        sl["phase"].start, sl["trump_suit"].start, sl["trump_card"].start, sl["hand_number"].start,
+        sl["hand_size"].start, sl["dealer"].start, sl["leader"].start, sl["trick"].start,
+        sl["all_hands"].start if view == "full" else -1,
+        int(view != "public"), int(view == "full"), oh.BID, oh.PLAY, oh.MAX_BID,
+    )  # fmt: skip
+    return layout.size, ints
+
+
+_OH_PARAMS: dict = {}
+_OH_TAKEN_MUL = _multiplier(OH_TAKEN_SCALE)
+
+
+@njit(cache=True, nogil=True)
+def _oh_kernel(
+    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
+    bids, phase, trump_card, hand_size, suit_of, ints, taken_mul, score_mul,
+):  # fmt: skip
+    """Fill ``out`` (B, D) with Oh Hell observations, one row per game, every cell written.
+
+    Returns -1, or a failure code for :func:`_check_result`.
+    """
+    (
+        P, n_cards, n_hand_number,
+        o_hand, o_played, o_bids, o_taken, o_scores, o_phase, o_suit, o_trump_card, o_hand_number,
+        o_hand_size, o_dealer, o_leader, o_trick, o_all,
+        own_hand, full, bid_phase, play_phase, max_bid,
+    ) = ints  # fmt: skip
+    B = out.shape[0]
+    per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], phase.shape[0], trump_card.shape[0],
+                hand_size.shape[0], seat.shape[0] if each else B)  # fmt: skip
+    taken3 = taken[:, :, np.newaxis]  # one count per seat, as the shared helper's (B, P, K)
+    if not _fits(B, P, n_cards, hands, played, taken3, scores, trick, bids, per_game):
+        return _BAD_STATE
+    for g in range(B):  # check first, so that the encoding loop has no early exit
+        me = np.int64(seat[g if each else 0])
+        if me < 0 or me >= P:
+            return B + g
+        ok = _shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick)
+        ok &= (trump_card[g] < n_cards) & (1 <= hand_size[g]) & (hand_size[g] <= max_bid)
+        for s in range(P):
+            ok &= (-1 <= bids[g, s]) & (bids[g, s] <= max_bid)
+        if not ok:
+            return g
+    for g in range(B):
+        me = np.int64(seat[g if each else 0])
+        _encode_shared(
+            out, g, me, P, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
+            o_hand, o_played, o_taken, o_scores, o_phase, o_hand_number, n_hand_number, o_dealer, o_leader,
+            o_trick, o_all, own_hand, full,
+        )  # fmt: skip
+        n_cols = max_bid + 2
+        for i in range(o_bids, o_bids + P * n_cols):
+            out[g, _U(i)] = 0.0
+        s = me
+        for r in range(P):  # bids are open: one-hot of bid + 1, column 0 = no bid yet
+            _set(out, g, o_bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1)
+            s = s + 1 if s + 1 < P else 0
+        ph, card = np.int64(phase[g]), np.int64(trump_card[g])
+        _set(out, g, o_phase, 2, ph - bid_phase if ph == bid_phase or ph == play_phase else -1)
+        if card >= 0:  # no trump before the deal
+            _set(out, g, o_suit, 4, suit_of[card])
+            _set(out, g, o_trump_card, n_cards, card)
+        _set(out, g, o_hand_size, max_bid, np.int64(hand_size[g]) - 1)
+    return -1
+
+
 def oh_observe(
     cfg: OhHellConfig,
     state: oh.State,
-    seat: np.ndarray | None = None,
+    seat: np.ndarray | int | None = None,
     view: str = "private",
     out: np.ndarray | None = None,
 ) -> np.ndarray:
@@ -295,20 +578,22 @@ def oh_observe(
 
     Everything but the hands is public in Oh Hell (bids are open), so the
     public view only drops the observer's hand; the full view adds every
-    seat's hand. ``out``, if given, is a preallocated (B, D) float32 buffer.
+    seat's hand. ``seat`` and ``out`` are as in :func:`bh_observe`.
     """
-    f = _Frame(oh_layout(cfg, view), state, seat, out, view, OH_TAKEN_SCALE)
-    o, b = f.o, f.b
-    o["bids"][:] = _OH_BID_FEATURES[_by_seat(state.bids, f.rows).astype(np.int64) + 1]
-
-    ph = state.phase.astype(np.int64)
-    live = (ph == oh.BID) | (ph == oh.PLAY)
-    o["phase"][b[live], ph[live] - oh.BID] = 1
-    dealt = state.trump_card >= 0
-    o["trump_suit"][b[dealt], state.trump[dealt]] = 1
-    o["trump_card"][b[dealt], state.trump_card[dealt].astype(np.int64)] = 1
-    o["hand_size"][b, state.hand_size.astype(np.int64) - 1] = 1
-    return f.out
+    size, ints = _params(_OH_PARAMS, _oh_params, cfg, view)
+    B = state.phase.shape[0]
+    me, each = _seat_arg(state, seat, B)
+    buf = _out_arg(out, B, size)
+    s = state
+    bad = _oh_kernel(
+        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
+        s.bids, s.phase, s.trump_card, s.hand_size, _OH_SUIT_OF, ints, _OH_TAKEN_MUL, _SCORE_MUL,
+    )  # fmt: skip
+    _check_result(bad, B, cfg.players, me, each)
+    if out is None or buf is out:
+        return buf
+    out[...] = buf
+    return out
 
 
 def oh_decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:

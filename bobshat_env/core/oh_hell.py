@@ -390,6 +390,7 @@ def step(
     active: np.ndarray | None = None,
     auto_deal: bool = True,
     legal: np.ndarray | None = None,
+    result: StepResult | None = None,
 ) -> StepResult:
     """Apply one action per game, in place, and report what happened.
 
@@ -400,13 +401,15 @@ def step(
     seat and reason, and nothing is changed.
     With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
     ``legal``: this state's :func:`legal_action_mask`, when the caller has it
-    already (saves computing it twice per step).
+    already (saves computing it twice per step). ``result``: a
+    :class:`StepResult` of this batch's shape to overwrite and return instead
+    of a new one (what a one-game loop reuses).
     """
     B = state.batch_size
     actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    res = StepResult.uninitialized(B, cfg.players)
+    res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
     args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
     new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
     if new_hands < 0:

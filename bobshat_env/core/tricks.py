@@ -336,6 +336,13 @@ class StepResult:
             game_done=flags[4],
         )
 
+    def checked(self, B: int, P: int) -> StepResult:
+        """This result, after checking it fits B games of P seats (the
+        kernels write without bounds checks)."""
+        if self.rewards.shape != (B, P) or self.trick_cards.shape != (B, P) or self.trick_done.shape != (B,):
+            raise ValueError(f"result is for {self.rewards.shape} games x seats, this step has ({B}, {P})")
+        return self
+
     def arrays(self) -> tuple:
         """The arrays as a plain tuple, for the compiled step kernels (which
         read them as :data:`StepArrays`)."""
