@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from numba import njit
+from numba import prange
+
+from bobshat_env.core.compiled import batch_kernel
 
 
 @runtime_checkable
@@ -25,24 +27,25 @@ class Agent(Protocol):
         ...
 
 
-@njit(cache=True)
+@batch_kernel
 def _pick_ranked(mask: np.ndarray, u: np.ndarray, out: np.ndarray) -> int:
     """out[b] = the legal action of rank floor(u[b] * count) in row b of a
     (B, A) uint8 mask; returns the first row with no legal action, or -1."""
-    for b in range(mask.shape[0]):  # indexes mask[b, a]: a row view per game would cost more than the draw
+    for b in prange(mask.shape[0]):  # indexes mask[b, a]: a row view per row would cost more than the draw
         count = 0
         for a in range(mask.shape[1]):
             count += mask[b, a]
-        if count == 0:
-            return b
         k = np.int64(u[b] * count)
-        a = 0
-        while True:  # the k-th set entry: stops at a legal action since k < count
+        pick = -1  # stays -1 in a row with no legal action
+        for a in range(mask.shape[1]):
             k -= mask[b, a]
-            if k < 0:
+            if k < 0:  # the k-th set entry, a legal action since k < count
+                pick = a
                 break
-            a += 1
-        out[b] = a
+        out[b] = pick
+    for b in range(mask.shape[0]):
+        if out[b] < 0:
+            return b
     return -1
 
 
@@ -60,7 +63,7 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
     flags = np.ascontiguousarray(mask if mask.dtype == np.bool_ else mask != 0).view(np.uint8)
     out = np.empty(mask.shape[0], dtype=np.int64)
-    bad = _pick_ranked(flags, gen.random(mask.shape[0]), out)
+    bad = _pick_ranked.on(mask.shape[0])(flags, gen.random(mask.shape[0]), out)
     if bad >= 0:
         raise ValueError(f"row {bad} of the mask has no legal action")
     return out

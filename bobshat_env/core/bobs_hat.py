@@ -34,11 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
+from .compiled import batch_kernel
 from .tricks import (
     StepArrays,
     StepResult,
@@ -210,9 +211,9 @@ def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndar
 
 # --------------------------------------------------------------------------
 # Legal actions
-@njit(cache=True)
+@batch_kernel
 def _mask_kernel(phase, cur, hands, led_suit, no_bid_used, no_bid, double_fewest, mask):
-    for g in range(phase.shape[0]):
+    for g in prange(phase.shape[0]):
         ph = phase[g]
         if ph == PLAY:
             follow_suit_row(hands, g, cur[g], led_suit[g], _SUIT_OF, mask)
@@ -238,7 +239,8 @@ def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None =
     if out is None:
         out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
     s = state
-    _mask_kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, out)
+    kernel = _mask_kernel.on(state.batch_size)
+    kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, out)
     return out
 
 
@@ -371,7 +373,6 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
             r.renege[g] = True  # a held card that breaks follow suit: the renege rule applies
             continue
         return -1 - g
-    points = np.zeros(P, dtype=np.int64)
     new_hands = 0
     for g in range(actions.shape[0]):
         if active.size and not active[g]:
@@ -411,6 +412,7 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
             size = s.hand_no[g] + 5
             if s.tricks_done[g] < size:
                 continue
+            points = np.empty(P, dtype=np.int64)
             _score_one(s.bids, s.taken, g, s.hat_value[g], s.hat_holder[g], size, negative, points)
             for p in range(P):
                 if s.bids[g, p] == 0:

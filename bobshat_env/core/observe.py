@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..config import BobsHatConfig, OhHellConfig
 from . import bobs_hat as bh
 from . import oh_hell as oh
 from .cards import BH_N_CARDS, BH_TRUMPS, OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS
+from .compiled import batch_kernel
 
 VIEWS = ("private", "public", "full")
 _HIDDEN_BID = bh.N_BID_CODES  # stands for a bid made in secret, not yet revealed
@@ -328,7 +329,7 @@ _TAKEN_MUL = _multiplier(TAKEN_SCALE)
 _SCORE_MUL = _multiplier(SCORE_SCALE)
 
 
-@njit(cache=True, nogil=True)
+@batch_kernel
 def _bh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
     bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, ints, taken_mul, score_mul,
@@ -363,7 +364,8 @@ def _bh_kernel(
             ok &= (-1 <= bids[g, s]) & (bids[g, s] < n_codes)
         if not ok:
             return g
-    for g in range(B):
+    for row in prange(B):  # rows are independent: split over threads for large batches
+        g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
         _encode_shared(
             out, g, me, P, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
@@ -409,7 +411,7 @@ def bh_observe(
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
     s = state
-    bad = _bh_kernel(
+    bad = _bh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
         s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
         _BID_FEATURES, ints, _TAKEN_MUL, _SCORE_MUL,
@@ -513,7 +515,7 @@ _OH_PARAMS: dict = {}
 _OH_TAKEN_MUL = _multiplier(OH_TAKEN_SCALE)
 
 
-@njit(cache=True, nogil=True)
+@batch_kernel
 def _oh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
     bids, phase, trump_card, hand_size, suit_of, ints, taken_mul, score_mul,
@@ -544,7 +546,8 @@ def _oh_kernel(
             ok &= (-1 <= bids[g, s]) & (bids[g, s] <= max_bid)
         if not ok:
             return g
-    for g in range(B):
+    for row in prange(B):  # rows are independent: split over threads for large batches
+        g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
         _encode_shared(
             out, g, me, P, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
@@ -585,7 +588,7 @@ def oh_observe(
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
     s = state
-    bad = _oh_kernel(
+    bad = _oh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
         s.bids, s.phase, s.trump_card, s.hand_size, _OH_SUIT_OF, ints, _OH_TAKEN_MUL, _SCORE_MUL,
     )  # fmt: skip

@@ -40,12 +40,13 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
+from .compiled import batch_kernel
 from .tricks import (
     StepArrays,
     StepResult,
@@ -244,9 +245,9 @@ def forbidden_bid(state: State) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@batch_kernel
 def _mask_kernel(phase, cur, hands, led_suit, bids, n_bids, hand_size, mask):
-    for g in range(phase.shape[0]):
+    for g in prange(phase.shape[0]):
         if phase[g] == PLAY:
             follow_suit_row(hands, g, cur[g], led_suit[g], _SUIT_OF, mask)
             for a in range(N_CARDS, N_ACTIONS):
@@ -269,7 +270,7 @@ def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = 
     if out is None:
         out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
     s = state
-    _mask_kernel(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
+    _mask_kernel.on(state.batch_size)(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
     return out
 
 
@@ -354,7 +355,6 @@ def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
         a = actions[g]
         if (active.size == 0 or active[g]) and not (0 <= a < N_ACTIONS and legal[g, a]):
             return -1 - g
-    points = np.zeros(P, dtype=np.int64)
     new_hands = 0
     for g in range(actions.shape[0]):
         if active.size and not active[g]:
@@ -374,6 +374,7 @@ def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
         s.taken[g, winner] += 1
         if s.tricks_done[g] < s.hand_size[g]:
             continue
+        points = np.empty(P, dtype=np.int64)
         _score_one(s.bids, s.taken, g, scoring, points)
         if book_hand(s, r, g, points, hand_sizes.shape[0], DEAL, DONE):
             s.hand_size[g] = hand_sizes[s.hand_no[g]]

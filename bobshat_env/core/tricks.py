@@ -29,10 +29,11 @@ from operator import attrgetter
 from typing import Any, Self
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import rng
 from .cards import Deck
+from .compiled import batch_kernel
 
 NO_CARD = -1
 _CHANCE_DEALER = 3  # counter that draws the first dealer from a game's key
@@ -404,12 +405,12 @@ def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
     return rng.uniform_ints(rng.combine(keys, _CHANCE_DEALER), cfg.players).astype(np.int8)
 
 
-@njit(cache=True)
+@batch_kernel
 def _deal_shuffled(keys: np.ndarray, size: np.ndarray, hands: np.ndarray, next_card: np.ndarray) -> None:
     players, n = hands.shape[1], hands.shape[2]
-    hashes = np.empty(n, dtype=np.uint64)
-    pos = np.empty(n, dtype=np.int64)
-    for g in range(keys.shape[0]):
+    for g in prange(keys.shape[0]):
+        hashes = np.empty(n, dtype=np.uint64)  # scratch per game: games may run on several threads
+        pos = np.empty(n, dtype=np.int64)
         rng.shuffle_positions(keys[g], hashes, pos)
         next_card[g] = -1
         for card in range(n):
@@ -432,7 +433,7 @@ def deal_shuffled(keys: np.ndarray, size: np.ndarray, players: int, n_cards: int
     size = np.broadcast_to(np.asarray(size, dtype=np.int64).reshape(-1), keys.shape)
     hands = np.empty((keys.shape[0], players, n_cards), dtype=bool)
     next_card = np.empty(keys.shape[0], dtype=np.int64)
-    _deal_shuffled(keys, size, hands, next_card)
+    _deal_shuffled.on(keys.shape[0])(keys, size, hands, next_card)
     return hands, next_card
 
 

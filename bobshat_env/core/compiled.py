@@ -1,0 +1,53 @@
+"""How the core's batch kernels are compiled: serially for small batches,
+on every core for large ones.
+
+Each kernel is a plain Python function over the games of a batch whose main
+loop is a ``numba.prange``. :func:`batch_kernel` compiles it twice from the
+same source: a serial version (``prange`` is then ``range``), which is what a
+one-game AEC env or a small batch wants (waking a thread pool costs more
+than a few games), and a parallel version that splits the games of a large
+batch over numba's threads. Games never touch each other's rows, so both
+give identical results; there is one implementation of every rule.
+
+Threads: numba's default is one per core; ``NUMBA_NUM_THREADS=1`` (or
+:func:`numba.set_num_threads` in the calling thread) keeps the engine on one
+core, e.g. when several environments run in separate processes.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numba
+from numba import njit
+
+PARALLEL_MIN_BATCH = 512  # below this, splitting a step over threads costs more than it saves
+
+
+class BatchKernel:
+    """A kernel compiled serially and in parallel; :meth:`on` picks one for a batch size."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.serial = njit(cache=True, nogil=True)(fn)
+        # A distinct function object (and name) so that numba's on-disk cache
+        # keeps the two compilations apart.
+        twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_parallel", fn.__defaults__)
+        twin.__qualname__ = fn.__qualname__ + "_parallel"
+        twin.__module__ = fn.__module__
+        twin.__doc__ = fn.__doc__
+        self.parallel = njit(cache=True, nogil=True, parallel=True)(twin)
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def on(self, batch: int) -> Callable[..., Any]:
+        """The version to run ``batch`` games with."""
+        if batch >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
+            return self.parallel
+        return self.serial
+
+
+def batch_kernel(fn: Callable[..., Any]) -> BatchKernel:
+    """Decorator: compile ``fn`` as a :class:`BatchKernel`."""
+    return BatchKernel(fn)
