@@ -39,7 +39,7 @@ from numba import njit, prange
 from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
-from .compiled import batch_kernel
+from .compiled import batch_kernel, step_chunks
 from .tricks import (
     StepArrays,
     StepResult,
@@ -353,13 +353,9 @@ def score_hand(
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, renege_mode):
-    """Check every active action, then apply them all.
-
-    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
-    with nothing changed; else how many games need a new deal (after a
-    scored hand or a renege).
-    """
+def _check(state, result, actions, active, legal, renege_mode):
+    """Clear the result rows and check every active action: the first game
+    with an illegal one, or -1. Flags reneges in the result."""
     s, r = StateArrays(*state), StepArrays(*result)
     for g in range(actions.shape[0]):
         clear_result(r, g)
@@ -372,9 +368,17 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
         if renege_mode and 0 <= a < N_CARDS and s.phase[g] == PLAY and s.hands[g, s.cur[g], a]:
             r.renege[g] = True  # a held card that breaks follow suit: the renege rule applies
             continue
-        return -1 - g
+        return g
+    return -1
+
+
+@njit(cache=True)
+def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
+    """Apply the (checked) actions of games ``lo..hi-1``; return how many of
+    them need a new deal (after a scored hand or a renege)."""
+    s, r = StateArrays(*state), StepArrays(*result)
     new_hands = 0
-    for g in range(actions.shape[0]):
+    for g in range(lo, hi):
         if active.size and not active[g]:
             continue
         a = actions[g]
@@ -423,6 +427,25 @@ def _step_kernel(state, result, actions, active, legal, P, n_hands, negative, re
     return new_hands
 
 
+@batch_kernel
+def _step_kernel(state, result, actions, active, legal, chunks, P, n_hands, negative, renege_mode):
+    """Check every active action, then apply them all, in ``chunks`` ranges of
+    games (split over threads in the parallel build).
+
+    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
+    with nothing changed; else how many games need a new deal (after a
+    scored hand or a renege).
+    """
+    bad = _check(state, result, actions, active, legal, renege_mode)
+    if bad >= 0:
+        return -1 - bad
+    B, new_hands = actions.shape[0], 0
+    for c in prange(chunks):
+        lo, hi = c * B // chunks, (c + 1) * B // chunks
+        new_hands += _apply(state, result, actions, active, lo, hi, P, n_hands, negative)
+    return new_hands
+
+
 def step(
     cfg: BobsHatConfig,
     state: State,
@@ -452,7 +475,8 @@ def step(
         legal = legal_action_mask(cfg, state)
     res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
     args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode)
-    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
+    kernel, chunks = step_chunks(_step_kernel, B)
+    new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
     if new_hands < 0:
         _raise_illegal(cfg, state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
     if new_hands and auto_deal:

@@ -46,7 +46,7 @@ from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
-from .compiled import batch_kernel
+from .compiled import batch_kernel, step_chunks
 from .tricks import (
     StepArrays,
     StepResult,
@@ -342,21 +342,26 @@ def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.nda
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
-    """Check every active action, then apply them all.
-
-    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
-    with nothing changed; else how many games need a new deal.
-    """
-    s, r = StateArrays(*state), StepArrays(*result)
+def _check(state, result, actions, active, legal):
+    """Clear the result rows and check every active action: the first game
+    with an illegal one, or -1."""
+    r = StepArrays(*result)
     for g in range(actions.shape[0]):
         clear_result(r, g)
     for g in range(actions.shape[0]):
         a = actions[g]
         if (active.size == 0 or active[g]) and not (0 <= a < N_ACTIONS and legal[g, a]):
-            return -1 - g
+            return g
+    return -1
+
+
+@njit(cache=True)
+def _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring):
+    """Apply the (checked) actions of games ``lo..hi-1``; return how many of
+    them need a new deal."""
+    s, r = StateArrays(*state), StepArrays(*result)
     new_hands = 0
-    for g in range(actions.shape[0]):
+    for g in range(lo, hi):
         if active.size and not active[g]:
             continue
         a = actions[g]
@@ -381,6 +386,24 @@ def _step_kernel(state, result, actions, active, legal, P, hand_sizes, scoring):
             s.cur[g] = s.leader[g] = (s.dealer[g] + 1) % P
             s.trump_card[g] = -1
             new_hands += 1
+    return new_hands
+
+
+@batch_kernel
+def _step_kernel(state, result, actions, active, legal, chunks, P, hand_sizes, scoring):
+    """Check every active action, then apply them all, in ``chunks`` ranges of
+    games (split over threads in the parallel build).
+
+    Returns ``-1 - g`` if game ``g`` (the first such) has an illegal action,
+    with nothing changed; else how many games need a new deal.
+    """
+    bad = _check(state, result, actions, active, legal)
+    if bad >= 0:
+        return -1 - bad
+    B, new_hands = actions.shape[0], 0
+    for c in prange(chunks):
+        lo, hi = c * B // chunks, (c + 1) * B // chunks
+        new_hands += _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring)
     return new_hands
 
 
@@ -412,7 +435,8 @@ def step(
         legal = legal_action_mask(cfg, state)
     res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
     args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
-    new_hands = _step_kernel(state.arrays(), res.arrays(), actions, active, legal, *args)
+    kernel, chunks = step_chunks(_step_kernel, B)
+    new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
     if new_hands < 0:
         _raise_illegal(state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
     if new_hands and auto_deal:
