@@ -10,6 +10,8 @@ action uniformly among the legal ones.
 system / interface         what one decision costs in the timed loop
 =========================  ====================================================
 bobshat ``vector``         :class:`~bobshat_env.vector.VectorEnv` with B games
+                           (B >= 512 on all of numba's threads, see
+                           :mod:`bobshat_env.core.compiled`)
                            (private view, ``copy_obs=False``: the observation
                            is written every step into the env's buffer, which
                            a rollout buffer then copies), the (B, A) mask, and
@@ -375,8 +377,24 @@ def format_table(rows: Sequence[Row], notes: Sequence[str] = (), settings: Setti
             f"{settings.min_seconds:g} s of whole games each, after {settings.warmup_seconds:g} s of warm-up; "
             f"{settings.clock} clock. 'vs X': our decisions/s divided by X's."
         )
+        lines.append(_threads_line())
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines)
+
+
+def _threads_line() -> str:
+    """How many cores bobshat's kernels used (peers run on one)."""
+    import numba
+
+    from bobshat_env.core.compiled import PARALLEL_MIN_BATCH
+
+    n = numba.get_num_threads()
+    if n == 1:
+        return "bobshat ran on 1 thread (NUMBA_NUM_THREADS=1); the peers run on one."
+    return (
+        f"bobshat's vector env split batches of B >= {PARALLEL_MIN_BATCH} over {n} numba threads "
+        "(NUMBA_NUM_THREADS=1 for one); smaller batches, the AEC env and the peers run on one."
+    )
 
 
 def write_json(rows: Sequence[Row], path: str) -> None:
