@@ -1,9 +1,14 @@
 """Hand-written strategies for Oh Hell: ``simple`` and ``strong``.
 
 Batched like the Bob's Hat ones: observations are read into :class:`Facts`
-(seats relative to the acting player) and every decision is NumPy over the
-batch; :func:`facts_from_state` lets the search bot use them as playouts.
+(seats relative to the acting player) and decided for the whole batch in one
+call; :func:`facts_from_state` lets the search bot use them as playouts.
 Card ids are OpenSpiel's, ``rank * 4 + suit`` (ranks 2..A = 0..12).
+
+Speed: reading the observations, the strong bot's trick estimate and both
+bots' card play are compiled loops over the rows (numba), bit for bit the
+batched NumPy formulas they replaced (see :mod:`agents.trick_facts`): a
+training run calls them for every opponent decision.
 
 ``simple`` (:class:`SimpleAgent`)
     Bids the number of aces and kings plus trumps of queen or better; the
@@ -33,20 +38,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_HELL_DECK
 from bobshat_env.core.observe import oh_layout
-from bobshat_env.core.resample import relative_voids
 
-from .trick_facts import trick_facts, trick_void
+from .trick_facts import (
+    POW,
+    any_at,
+    argmax_at,
+    best_in_trick,
+    legal_row,
+    pairwise_sum,
+    pick_row,
+    pow_frac,
+    trick_void,
+)
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
 RANK = OH_HELL_DECK.rank_of.astype(np.int64)
-RANK_F = RANK.astype(np.float64)
 SUIT_ONEHOT = (SUIT[:, None] == np.arange(4)[None, :]).astype(np.float64)
-NEG = -1e9
 
 
 def _strength_table() -> np.ndarray:
@@ -54,7 +67,7 @@ def _strength_table() -> np.ndarray:
     led = np.arange(-1, 4)[:, None, None]
     trump = np.arange(-1, 4)[None, :, None]
     card = np.arange(N)[None, None, :]
-    return (RANK[card] + 13 * (SUIT[card] == led) + 26 * (SUIT[card] == trump)).astype(np.int16)
+    return (RANK[card] + 13 * (SUIT[card] == led) + 26 * (SUIT[card] == trump)).astype(np.int64)
 
 
 STRENGTH = _strength_table()
@@ -84,29 +97,76 @@ class Facts:
         return int(self.trick.shape[1])
 
 
+@njit(cache=True, nogil=True)
+def _facts_kernel(
+    obs, offsets, n_bid_slots, seat, pub_void, has_pub, suit,
+    phase, hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, dealer, hand_size, void,
+):  # fmt: skip
+    """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`."""
+    B, P = trick.shape
+    o_hand, o_played, o_bids, o_taken, o_phase, o_trump_suit, o_trump_card = offsets[:7]
+    o_hand_size, o_dealer, o_leader, o_trick = offsets[7:]
+    half = np.float32(0.5)
+    for g in range(B):
+        phase[g] = argmax_at(obs, g, o_phase, 2) + oh.BID if any_at(obs, g, o_phase, 2) else oh.DONE
+        for c in range(N):
+            hand[g, c] = obs[g, o_hand + c] > half
+            played[g, c] = obs[g, o_played + c] > half
+        count = 0
+        for p in range(P):
+            start = o_trick + p * N
+            trick[g, p] = argmax_at(obs, g, start, N) if any_at(obs, g, start, N) else -1
+            count += trick[g, p] >= 0
+        n_in_trick[g] = count
+        leader[g] = argmax_at(obs, g, o_leader, P)
+        lead_card = trick[g, leader[g]]
+        led = suit[lead_card] if lead_card >= 0 else -1
+        led_suit[g] = led
+        for p in range(P):
+            for s in range(4):
+                void[g, p, s] = False
+            if led >= 0 and trick[g, p] >= 0 and suit[trick[g, p]] != led:
+                void[g, p, led] = True
+            if has_pub:
+                absolute = (seat[g] + p) % P
+                for s in range(4):
+                    void[g, p, s] |= pub_void[g, absolute, s]
+            bids[g, p] = argmax_at(obs, g, o_bids + n_bid_slots * p, n_bid_slots) - 1
+            taken[g, p] = np.int64(np.rint(obs[g, o_taken + p] * np.float32(10)))
+        trump_card[g] = argmax_at(obs, g, o_trump_card, N)
+        trump[g] = argmax_at(obs, g, o_trump_suit, 4)
+        dealer[g] = argmax_at(obs, g, o_dealer, P)
+        hand_size[g] = argmax_at(obs, g, o_hand_size, oh.MAX_BID) + 1
+
+
+_OFFSET_NAMES = (
+    "hand", "played", "bids", "taken", "phase", "trump_suit", "trump_card", "hand_size", "dealer", "leader", "trick",
+)  # fmt: skip
+
+
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
     """Facts from private Oh Hell observations; ``public["void"]`` (B, P, 4) absolute seats, if given."""
-    o = oh_layout(cfg).views(np.asarray(obs, dtype=np.float32))
-    trick, leader, led, void = trick_facts(o, OH_HELL_DECK)
-    if public is not None and "void" in public:
-        void |= relative_voids(np.asarray(public["void"], dtype=bool), seat)
-    ph = o["phase"]
-    return Facts(
-        phase=np.where(ph.any(axis=1), np.argmax(ph, axis=1) + oh.BID, oh.DONE),
-        hand=o["hand"] > 0.5,
-        played=o["played"] > 0.5,
-        trump_card=np.argmax(o["trump_card"], axis=1),
-        trick=trick,
-        leader=leader,
-        n_in_trick=(trick >= 0).sum(axis=1),
-        led_suit=led,
-        trump=np.argmax(o["trump_suit"], axis=1),
-        bids=np.argmax(o["bids"], axis=2) - 1,
-        taken=np.rint(o["taken"] * 10).astype(np.int64),
-        dealer=np.argmax(o["dealer"], axis=1),
-        hand_size=np.argmax(o["hand_size"], axis=1) + 1,
-        void=void,
-    )
+    layout = oh_layout(cfg)
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    B, P = obs.shape[0], cfg.players
+    if obs.ndim != 2 or obs.shape[1] != layout.size:
+        raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
+    offsets = np.array([layout.slices[name].start for name in _OFFSET_NAMES], dtype=np.int64)
+    has_pub = public is not None and "void" in public
+    pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
+    seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
+    ints = lambda *shape: np.empty((B, *shape), dtype=np.int64)  # noqa: E731
+    f = Facts(
+        phase=ints(), hand=np.empty((B, N), dtype=bool), played=np.empty((B, N), dtype=bool), trump_card=ints(),
+        trick=ints(P), leader=ints(), n_in_trick=ints(), led_suit=ints(), trump=ints(), bids=ints(P), taken=ints(P),
+        dealer=ints(), hand_size=ints(), void=np.empty((B, P, 4), dtype=bool),
+    )  # fmt: skip
+    _facts_kernel(
+        obs, offsets, oh.MAX_BID + 2, seat, pub, has_pub, SUIT,
+        f.phase, f.hand, f.played, f.trump_card, f.trick, f.leader, f.n_in_trick, f.led_suit, f.trump, f.bids,
+        f.taken, f.dealer, f.hand_size, f.void,
+    )  # fmt: skip
+    return f
 
 
 def facts_from_state(cfg: Any, state: oh.State, seat: np.ndarray | None = None) -> Facts:
@@ -136,21 +196,6 @@ def facts_from_state(cfg: Any, state: oh.State, seat: np.ndarray | None = None) 
     )
 
 
-def legal_cards(f: Facts) -> np.ndarray:
-    of_led = f.hand & (SUIT[None, :] == f.led_suit[:, None])
-    return np.where(of_led.any(axis=1)[:, None], of_led, f.hand)
-
-
-def _pick(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    return np.argmax(np.where(legal, score, NEG), axis=1)
-
-
-def _best_in_trick(f: Facts) -> np.ndarray:
-    c = np.maximum(f.trick, 0)
-    s = STRENGTH[f.led_suit[:, None] + 1, f.trump[:, None] + 1, c]
-    return np.where(f.trick >= 0, s, -1).max(axis=1)
-
-
 def _nearest_legal_bid(estimate: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The legal bid nearest a real-valued estimate (ties: the side the estimate leans to)."""
     bids = np.arange(oh.MAX_BID + 1, dtype=np.float64)
@@ -163,12 +208,16 @@ def decide(f: Facts, mask: np.ndarray, bid_fn: Any, play_fn: Any) -> np.ndarray:
     """Route rows to the bid or the play decision; always a legal action."""
     B = mask.shape[0]
     out = np.argmax(mask, axis=1)
-    rows = np.nonzero(f.phase == oh.BID)[0]
-    if rows.size:
-        out[rows] = _nearest_legal_bid(bid_fn(_take(f, rows)), mask[rows])
-    rows = np.nonzero(f.phase == oh.PLAY)[0]
-    if rows.size:
-        out[rows] = play_fn(_take(f, rows))
+    for phase in (oh.BID, oh.PLAY):
+        rows = np.nonzero(f.phase == phase)[0]
+        if not rows.size:
+            continue
+        whole = rows.size == B  # a training batch is all in one phase: no copy
+        sub = f if whole else _take(f, rows)
+        if phase == oh.BID:
+            out[rows] = _nearest_legal_bid(bid_fn(sub), mask if whole else mask[rows])
+        else:
+            out[rows] = play_fn(sub)
     bad = ~mask[np.arange(B), out]
     out[bad] = np.argmax(mask[bad], axis=1)
     return out
@@ -176,6 +225,16 @@ def decide(f: Facts, mask: np.ndarray, bid_fn: Any, play_fn: Any) -> np.ndarray:
 
 def _take(f: Facts, rows: np.ndarray) -> Facts:
     return Facts(**{k: v[rows] for k, v in f.__dict__.items()})
+
+
+def _kernel_args(f: Facts) -> tuple[np.ndarray, ...]:
+    """The Facts arrays the kernels read, contiguous and int64/bool (one compiled signature)."""
+    c = np.ascontiguousarray
+    return (
+        c(f.hand, dtype=bool), c(f.played, dtype=bool), c(f.trump_card, dtype=np.int64), c(f.trick, dtype=np.int64),
+        c(f.leader, dtype=np.int64), c(f.n_in_trick, dtype=np.int64), c(f.led_suit, dtype=np.int64),
+        c(f.trump, dtype=np.int64), c(f.bids, dtype=np.int64), c(f.taken, dtype=np.int64), c(f.void, dtype=bool),
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------
@@ -187,20 +246,36 @@ def simple_bid(f: Facts) -> np.ndarray:
     return (high.sum(axis=1) + trump_high.sum(axis=1)).astype(np.float64)
 
 
+@njit(cache=True, nogil=True)
+def _simple_play_kernel(
+    hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, suit, rank, strength, out
+):  # fmt: skip
+    """Card of the simple strategy for each row (see :func:`simple_play`)."""
+    B = trick.shape[0]
+    legal = np.empty(N, dtype=np.bool_)
+    score = np.empty(N)
+    for g in range(B):
+        led, tr = led_suit[g], trump[g]
+        legal_row(hand, g, led, suit, legal)
+        best, _ = best_in_trick(trick, g, led, tr + 1, strength)
+        want = bids[g, 0] - taken[g, 0] > 0  # still needs tricks
+        for c in range(N):
+            r = np.float64(rank[c])
+            beats = strength[led + 1, tr + 1, c] > best
+            if n_in_trick[g] == 0:
+                score[c] = r if want else -r
+            elif want:
+                score[c] = 100 + r if beats else -r
+            else:
+                score[c] = -100 - r if beats else r
+        out[g] = pick_row(score, legal)
+
+
 def simple_play(f: Facts) -> np.ndarray:
-    legal = legal_cards(f)
-    need = f.bids[:, 0] - f.taken[:, 0]
-    strength = STRENGTH[f.led_suit[:, None] + 1, f.trump[:, None] + 1, np.arange(N)[None, :]]
-    beats = strength > _best_in_trick(f)[:, None]
-    rank = RANK_F[None, :]
-    lead = (f.n_in_trick == 0)[:, None]
-    want = (need > 0)[:, None]
-    score = np.where(
-        lead,
-        np.where(want, rank, -rank),
-        np.where(want, np.where(beats, 100 + rank, -rank), np.where(beats, -100 - rank, rank)),
-    )
-    return _pick(score, legal)
+    """Short of the bid: win with the highest card that beats the trick, else the lowest; on it: duck."""
+    out = np.empty(f.trick.shape[0], dtype=np.int64)
+    _simple_play_kernel(*_kernel_args(f), SUIT, RANK, STRENGTH, out)
+    return out
 
 
 class SimpleAgent:
@@ -220,104 +295,200 @@ class SimpleAgent:
 
 # --------------------------------------------------------------------------
 # strong
-def win_chances(f: Facts) -> dict[str, np.ndarray]:
-    """Per card in hand: the chance it takes a trick it leads; unseen cards and seats' holdings."""
-    B, P = f.trick.shape
-    b = np.arange(B)
-    in_trick = np.zeros((B, N), dtype=bool)
-    g, p = np.nonzero(f.trick >= 0)
-    in_trick[g, f.trick[g, p]] = True
-    unseen = ~f.hand & ~f.played & ~in_trick
-    unseen[b, f.trump_card] = False
-    u = unseen.reshape(B, 13, 4)  # (B, rank, suit)
-    above = np.cumsum(u[:, ::-1], axis=1)[:, ::-1] - u
-    higher = above.reshape(B, N).astype(np.float64)
-    tricks_done = f.played.sum(axis=1) // P
-    held = ((f.hand_size - tricks_done)[:, None] - (f.trick >= 0)).astype(np.float64)
-    held[:, 0] = f.hand.sum(axis=1)
-    n_unseen = np.maximum(unseen.sum(axis=1), 1).astype(np.float64)
-    frac = (unseen @ SUIT_ONEHOT) / n_unseen[:, None]
-    p_void = np.where(f.void, 1.0, (1 - frac[:, None, :]) ** held[:, :, None])
-    tfrac = frac[b, f.trump]
-    p_trump = 1 - (1 - tfrac[:, None]) ** held
-    p_trump = np.where(f.void[b, :, f.trump], 0.0, p_trump)
-    opp = held.copy()
-    opp[:, 0] = 0
-    q_s = (opp[:, :, None] * ~f.void).sum(axis=1) / n_unseen[:, None]
-    p_top = (1 - np.clip(q_s[:, SUIT], 0, 1)) ** higher
-    p_ruff = 1 - np.prod(1 - p_void[:, 1:, :] * p_trump[:, 1:, None], axis=1)  # (B, 4)
-    is_trump = SUIT[None, :] == f.trump[:, None]
-    p_win = p_top * np.where(is_trump, 1.0, 1 - p_ruff[:, SUIT]) * f.hand
-    return {"p_win": p_win, "higher": higher, "held": held, "p_void": p_void, "p_trump": p_trump, "unseen": unseen}
+@njit(cache=True, nogil=True)
+def _win_chances(
+    g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
+    in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+):  # fmt: skip
+    """Card counting for row ``g``; fills the arrays after ``pow_table``, returns the unseen count (>= 1).
+
+    unseen (52,): cards not in my hand, played, in the trick or turned up;
+    higher (52,): unseen cards of the same suit ranked higher; held (P,):
+    cards each seat still holds; unseen_s (4,): unseen cards per suit; opp_s
+    (4,): cards held by opponents not void in the suit; p_ruff (4,): chance an
+    opponent void in the suit ruffs it; p_void (P, 4): chance a seat holds no
+    card of a suit; p_trump (P,): chance a seat holds a trump; p_win (52,):
+    chance each card in hand takes a trick it leads.
+    """
+    P = trick.shape[1]
+    for c in range(N):
+        in_trick[c] = False
+    for p in range(P):
+        if trick[g, p] >= 0:
+            in_trick[trick[g, p]] = True
+    n_unseen = n_hand = n_played = 0
+    for s in range(4):
+        unseen_s[s] = 0.0
+    for c in range(N):
+        u = not hand[g, c] and not played[g, c] and not in_trick[c] and c != trump_card[g]
+        unseen[c] = u
+        if u:
+            n_unseen += 1
+            unseen_s[suit[c]] += 1.0
+        n_hand += hand[g, c]
+        n_played += played[g, c]
+    for s in range(4):  # cards are rank * 4 + suit
+        above = 0
+        for r in range(12, -1, -1):
+            higher[r * 4 + s] = above
+            above += unseen[r * 4 + s]
+    tricks_done = n_played // P
+    for p in range(P):
+        held[p] = hand_size[g] - tricks_done - (trick[g, p] >= 0)
+    held[0] = n_hand
+    n = np.float64(max(n_unseen, 1))
+    t = trump[g]
+    for p in range(P):
+        for s in range(4):
+            p_void[p, s] = 1.0 if void[g, p, s] else pow_frac(pow_table, unseen_s[s], n, held[p])
+        p_trump[p] = 0.0 if void[g, p, t] else 1 - pow_frac(pow_table, unseen_s[t], n, held[p])
+    for s in range(4):
+        x = 0.0
+        for p in range(1, P):
+            x += held[p] * (not void[g, p, s])
+        opp_s[s] = x
+        prod = 1.0
+        for p in range(1, P):
+            prod *= 1 - p_void[p, s] * p_trump[p]
+        p_ruff[s] = 1 - prod
+    for c in range(N):
+        if not hand[g, c]:
+            p_win[c] = 0.0
+            continue
+        p_top = pow_frac(pow_table, opp_s[suit[c]], n, higher[c])  # (1 - q) ** higher, q = min(opp_s / n, 1)
+        p_win[c] = p_top * (1.0 if suit[c] == t else 1 - p_ruff[suit[c]]) * 1.0
+    return n
 
 
-def strong_tricks(f: Facts, w: dict[str, np.ndarray]) -> np.ndarray:
-    """(B,) tricks the hand should still take: its cards' chances plus ruffs with spare trumps."""
-    B = f.hand.shape[0]
-    b = np.arange(B)
-    cnt = f.hand @ SUIT_ONEHOT  # (B, 4)
-    n_left = f.hand.sum(axis=1).astype(np.float64)
-    P = f.players
-    # suits I am short in: tricks of them others lead that I can ruff with a spare trump
-    per_suit_tricks = n_left[:, None] / 4
-    short = np.clip(per_suit_tricks - cnt, 0, None)
-    short[b, f.trump] = 0
-    trumps = cnt[b, f.trump]
-    spare = np.clip(trumps - (w["p_win"] * (SUIT[None, :] == f.trump[:, None])).sum(axis=1), 0, None)
-    ruffs = np.minimum(short.sum(axis=1), spare) * (0.5 if P > 3 else 0.6)
-    return w["p_win"].sum(axis=1) + ruffs
+@njit(cache=True, nogil=True)
+def _expected_tricks(g, hand, trump, suit, p_win, players, cnt, buf):
+    """Tricks row ``g``'s hand should still take: its cards' chances plus ruffs with spare trumps.
+
+    cnt (4,) and buf (52,) are scratch space.
+    """
+    t = trump[g]
+    n_left = 0.0
+    for s in range(4):
+        cnt[s] = 0.0
+    for c in range(N):
+        cnt[suit[c]] += hand[g, c]
+        n_left += hand[g, c]
+    short_sum = 0.0
+    for s in range(4):  # suits I am short in: tricks of them others lead that I can ruff with a spare trump
+        short_sum += 0.0 if s == t else max(n_left / 4 - cnt[s], 0.0)
+    for c in range(N):
+        buf[c] = p_win[c] * (suit[c] == t)
+    spare = max(cnt[t] - pairwise_sum(buf, N), 0.0)
+    ruffs = min(short_sum, spare) * (0.5 if players > 3 else 0.6)
+    return pairwise_sum(p_win, N) + ruffs
+
+
+@njit(cache=True, nogil=True)
+def _strong_bid_kernel(
+    hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit,
+    pow_table, bias, out,
+):  # fmt: skip
+    """The strong bid estimate of each row (see :func:`strong_bid`)."""
+    B, P = trick.shape
+    in_trick, unseen = np.empty(N, dtype=np.bool_), np.empty(N, dtype=np.bool_)
+    higher, p_win, buf = np.empty(N), np.empty(N), np.empty(N)
+    held, p_trump = np.empty(P), np.empty(P)
+    unseen_s, opp_s, p_ruff, cnt = np.empty(4), np.empty(4), np.empty(4), np.empty(4)
+    p_void = np.empty((P, 4))
+    for g in range(B):
+        _win_chances(
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
+            in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+        )  # fmt: skip
+        out[g] = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf) + bias
 
 
 BID_BIAS = -0.1  # the estimate is shaded down a little: an extra trick costs the bonus as surely as one too few
 
 
 def strong_bid(f: Facts) -> np.ndarray:
-    return strong_tricks(f, win_chances(f)) + BID_BIAS
+    """(B,) real-valued bid estimates: the tricks the hand should take, shaded by ``BID_BIAS``."""
+    out = np.empty(f.trick.shape[0])
+    _strong_bid_kernel(*_kernel_args(f), np.ascontiguousarray(f.hand_size, dtype=np.int64), SUIT, POW,
+                       float(BID_BIAS), out)  # fmt: skip
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _strong_play_kernel(
+    hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit, rank,
+    strength, pow_table, out,
+):  # fmt: skip
+    """Card of the strong strategy for each row (see :func:`strong_play`)."""
+    B, P = trick.shape
+    in_trick, unseen = np.empty(N, dtype=np.bool_), np.empty(N, dtype=np.bool_)
+    higher, p_win, buf, score = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
+    held, p_trump = np.empty(P), np.empty(P)
+    unseen_s, opp_s, p_ruff, cnt, held_after = np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.empty(4)
+    p_void = np.empty((P, 4))
+    legal = np.empty(N, dtype=np.bool_)
+    after = np.empty(P, dtype=np.bool_)
+    for g in range(B):
+        n_unseen = _win_chances(
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
+            in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+        )  # fmt: skip
+        led, t = led_suit[g], trump[g]
+        legal_row(hand, g, led, suit, legal)
+        need = bids[g, 0] - taken[g, 0]
+        expect = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf)
+        lead = n_in_trick[g] == 0
+        best, _ = best_in_trick(trick, g, led, t + 1, strength)
+        # chance a card holds against the seats still to play
+        pos = (0 - leader[g]) % P
+        for p in range(P):
+            after[p] = 0 < p <= P - 1 - pos
+        for s in range(4):
+            x = 0.0
+            for p in range(P):
+                x += held[p] * (not void[g, p, s]) * after[p]
+            held_after[s] = x  # cards of the suit the later seats may hold (over the unseen count)
+        trumped = False
+        for p in range(P):
+            if trick[g, p] >= 0 and suit[trick[g, p]] == t:
+                trumped = True
+        spare = expect - need  # expected tricks beyond the need
+        for c in range(N):
+            if not legal[c]:  # only legal cards' scores are read
+                continue
+            r = np.float64(rank[c])
+            st = strength[suit[c] + 1, t + 1, c] if lead else strength[led + 1, t + 1, c]
+            beats = st > best
+            p_no_higher = pow_frac(pow_table, held_after[suit[c]], n_unseen, higher[c])
+            lc = suit[c] if lead else led
+            prod = 1.0
+            for p in range(P):
+                prod *= 1 - p_void[p, lc] * (p_trump[p] * after[p])
+            p_ruff_c = 1 - prod
+            p_hold = p_no_higher if suit[c] == t or trumped else p_no_higher * (1 - p_ruff_c)
+            p_take = p_hold if beats else 0.0
+            pw = p_win[c]
+            if lead:
+                if need > 0 or need < 0:  # short of the bid or over it: lead the surest winner
+                    v = 100 * pw + 0.1 * r
+                else:  # on the bid: the safest low card
+                    v = -100 * pw - r
+            elif need > 0:  # short: take with the cheapest card that holds, keep sure winners if there is spare
+                v = 200 + 50 * p_take - r - 20 * pw * (spare > 0.5) if p_take >= 0.5 else -r
+            elif need == 0:  # on the bid: lose with the highest card that surely loses, else the lowest
+                v = -100 * p_take - r if beats and p_take > 0.0 else r + 30 * pw
+            else:  # over the bid: every trick is a point
+                v = 100 * p_take - r if beats else -r
+            score[c] = v
+        out[g] = pick_row(score, legal)
 
 
 def strong_play(f: Facts) -> np.ndarray:
-    B, P = f.trick.shape
-    b = np.arange(B)
-    legal = legal_cards(f)
-    w = win_chances(f)
-    need = f.bids[:, 0] - f.taken[:, 0]
-    expect = strong_tricks(f, w)
-    rank = RANK_F[None, :]
-    strength = STRENGTH[f.led_suit[:, None] + 1, f.trump[:, None] + 1, np.arange(N)[None, :]]
-    lead_strength = STRENGTH[SUIT[None, :] + 1, f.trump[:, None] + 1, np.arange(N)[None, :]]
-    lead = f.n_in_trick == 0
-    strength = np.where(lead[:, None], lead_strength, strength)
-    beats = strength > _best_in_trick(f)[:, None]
-    # chance the card holds against the seats still to play
-    pos = (0 - f.leader) % P
-    after = (np.arange(P)[None, :] > 0) & (np.arange(P)[None, :] <= (P - 1 - pos)[:, None])
-    n_unseen = np.maximum(w["unseen"].sum(axis=1), 1).astype(np.float64)
-    held_after = (w["held"][:, :, None] * ~f.void * after[:, :, None]).sum(axis=1) / n_unseen[:, None]
-    p_no_higher = (1 - np.clip(held_after[b[:, None], SUIT[None, :]], 0, 1)) ** w["higher"]
-    led_or_card = np.where(lead[:, None], SUIT[None, :], f.led_suit[:, None])
-    pv = np.take_along_axis(w["p_void"], np.broadcast_to(led_or_card[:, None, :], (B, P, N)), axis=2)
-    p_ruff = 1 - np.prod(1 - pv * (w["p_trump"] * after)[:, :, None], axis=1)
-    is_trump = SUIT[None, :] == f.trump[:, None]
-    trick_trumped = ((f.trick >= 0) & (SUIT[np.maximum(f.trick, 0)] == f.trump[:, None])).any(axis=1)
-    p_hold = np.where(is_trump | trick_trumped[:, None], p_no_higher, p_no_higher * (1 - p_ruff))
-    p_take = np.where(beats, p_hold, 0.0)
-    short = need > 0  # still need tricks
-    made = need == 0
-    # short of the bid: take with the cheapest card that holds, keep sure winners if the hand has spare
-    spare = expect - need  # expected tricks beyond the need
-    take_score = np.where(p_take >= 0.5, 200 + 50 * p_take - rank - 20 * w["p_win"] * (spare > 0.5)[:, None], -rank)
-    lead_take = 100 * w["p_win"] + 0.1 * rank
-    # on the bid: lose with the highest card that surely loses, else the lowest
-    duck = np.where(beats & (p_take > 0.0), -100 * p_take - rank, rank + 30 * w["p_win"])
-    lead_duck = -100 * w["p_win"] - rank
-    # over the bid: every trick is a point
-    over = np.where(beats, 100 * p_take - rank, -rank)
-    score = np.where(
-        lead[:, None],
-        np.where(short[:, None], lead_take, np.where(made[:, None], lead_duck, lead_take)),
-        np.where(short[:, None], take_score, np.where(made[:, None], duck, over)),
-    )
-    return _pick(score, legal)
+    """Card play of the strong strategy (see the module docstring)."""
+    out = np.empty(f.trick.shape[0], dtype=np.int64)
+    hand_size = np.ascontiguousarray(f.hand_size, dtype=np.int64)
+    _strong_play_kernel(*_kernel_args(f), hand_size, SUIT, RANK, STRENGTH, POW, out)
+    return out
 
 
 class StrongAgent:

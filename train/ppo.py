@@ -8,8 +8,9 @@ advantages, update, logging and checkpoints.
 
 One policy for all seats
     Observations are seat-relative, so one network plays every seat. Illegal
-    actions get a logit of -1e9 (:func:`agents.ppo_agent.masked_logits`):
-    probability exactly 0, never sampled, no gradient.
+    actions get a logit 80 below the best legal one
+    (:func:`agents.ppo_agent.masked_logits`): probability below 1e-34, never
+    sampled, no gradient.
 
 Who plays (:mod:`train.selfplay`)
     Game ``i`` of the batch seats the learner in one seat and one opponent
@@ -79,7 +80,7 @@ from agents.ppo_agent import (
 from bobshat_env.core.resample import void_tracker
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
-from train.selfplay import SELF, OpponentPool, duplicate_eval, win_shares
+from train.selfplay import SELF, OpponentPool, duplicate_evals, win_shares
 
 
 def _arg(default: Any, help: str) -> Any:
@@ -420,6 +421,10 @@ def train(args: Args) -> dict[str, Any]:
         """bfloat16 matrix products where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16), else a no-op."""
         return torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
 
+    # Stored float16 observations go to the network in the type its first product casts them to anyway:
+    # float16 -> bfloat16 rounds exactly as float16 -> float32 -> bfloat16 does, one conversion instead of two.
+    net_input = torch.bfloat16 if args.bf16 else torch.float32
+
     pool = OpponentPool(
         game,
         list(args.heuristics),
@@ -460,6 +465,7 @@ def train(args: Args) -> dict[str, Any]:
     T = args.num_steps or rollout_length(game)
     cap = T * B
     obs_buf = np.zeros((cap, game.obs_size()), dtype=np.float16)  # 0/1 and small fractions: half the memory
+    obs_buf_t = torch.from_numpy(obs_buf)  # the same memory: torch converts to float16 ~7x faster than NumPy
     mask_buf = np.zeros((cap, A), dtype=bool)
     act_buf = np.zeros(cap, dtype=np.int64)
     logp_buf = np.zeros(cap, dtype=np.float32)
@@ -499,10 +505,10 @@ def train(args: Args) -> dict[str, Any]:
             k = rows.size
             if k:
                 sl = slice(n, n + k)
-                obs_buf[sl] = ts.obs[rows]
+                obs_buf_t[sl].copy_(torch.from_numpy(ts.obs).index_select(0, torch.from_numpy(rows)))
                 mask_buf[sl] = ts.action_mask[rows]
                 with torch.inference_mode(), autocast():
-                    logits, value = net(torch.from_numpy(obs_buf[sl]).float())  # what the update will see
+                    logits, value = net(obs_buf_t[sl].to(net_input))  # the float16 values: what the update sees
                     logits = masked_logits(logits.float(), torch.from_numpy(mask_buf[sl]))
                     a = sample_actions(logits)
                     logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
@@ -597,8 +603,9 @@ def train(args: Args) -> dict[str, Any]:
             perm = torch.randperm(n)
             for start in range(0, n, args.minibatch_size):
                 mb = perm[start : start + args.minibatch_size]
+                x = b_obs.index_select(0, mb).to(net_input)  # index_select: ~4x faster than b_obs[mb]
                 with autocast():
-                    logits, newvalue = net(b_obs.index_select(0, mb).float())  # index_select: ~4x faster than [mb]
+                    logits, newvalue = net(x)
                 logits, newvalue = logits.float(), newvalue.float()
                 logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
                 newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
@@ -683,13 +690,13 @@ def train(args: Args) -> dict[str, Any]:
                 is_learner[gone] = (opp[gone] == SELF)[:, None] | (np.arange(P) == learner_seat[gone, None])
         if args.eval_every >= 0 and (last or (args.eval_every and iteration % args.eval_every == 0)):
             greedy = PPOAgent(net, sample=False, name="learner")
-            for name in args.eval_opponents:
-                if name in available():
-                    res = duplicate_eval(game, greedy, name, deals=args.eval_deals, seed=args.seed + 10_000)
-                    stats[f"charts/eval_margin_per_hand_vs_{name}"] = res["margin_per_hand"]
-                    stats[f"charts/eval_win_share_vs_{name}"] = res["win_share"]
-                    writer.add_scalar(f"charts/eval_margin_per_hand_vs_{name}", res["margin_per_hand"], global_step)
-                    writer.add_scalar(f"charts/eval_win_share_vs_{name}", res["win_share"], global_step)
+            names = [name for name in args.eval_opponents if name in available()]
+            results = duplicate_evals(game, greedy, names, deals=args.eval_deals, seed=args.seed + 10_000)
+            for name, res in results.items():
+                stats[f"charts/eval_margin_per_hand_vs_{name}"] = res["margin_per_hand"]
+                stats[f"charts/eval_win_share_vs_{name}"] = res["win_share"]
+                writer.add_scalar(f"charts/eval_margin_per_hand_vs_{name}", res["margin_per_hand"], global_step)
+                writer.add_scalar(f"charts/eval_win_share_vs_{name}", res["win_share"], global_step)
         if last or iteration % args.checkpoint_every == 0:
             progress_meta = {
                 "global_step": global_step,
