@@ -22,9 +22,10 @@ The small row helpers (:func:`argmax_at`, :func:`legal_row`,
 taking row views, which would cost an allocation each.
 
 Caching: the bots' kernels are compiled with ``cache=True`` and numba checks
-only the cached function's own file, not the helpers it calls here. After
-editing this module, delete the numba cache files of ``agents/__pycache__``
-(``*.nbi``, ``*.nbc``) or the bots keep running the old helpers.
+only the cached function's own file, not the helpers it calls here; so
+``agents/__init__.py`` drops the package's cached kernels whenever any of
+its sources (or the core's) changed, see
+:func:`bobshat_env.core.compiled.drop_stale_caches`.
 """
 
 from __future__ import annotations

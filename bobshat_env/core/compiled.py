@@ -13,6 +13,13 @@ Threads: numba's default is one per core; ``NUMBA_NUM_THREADS=1`` (or
 :func:`numba.set_num_threads` in the calling thread) keeps the engine on one
 core, e.g. when several environments run in separate processes.
 
+Stale caches: numba's on-disk cache checks only the file that defines each
+kernel, but a kernel compiles in the helpers it calls from other files
+(``tricks.play_card`` inside each game's step). :func:`drop_stale_caches`
+therefore keys a package's cached kernels on the contents of every source
+they may compile in, and drops them when any changes; the core does it when
+this module is imported, the bots' package for itself.
+
 OpenMP waits: unless the user chose otherwise, ``OMP_WAIT_POLICY`` is set to
 ``PASSIVE`` before the first parallel kernel starts numba's OpenMP threads.
 With the default active (spinning) wait, a core shared with any other busy
@@ -23,9 +30,11 @@ threads would also steal the cores a learner uses between steps.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -74,3 +83,32 @@ def step_chunks(kernel: BatchKernel, batch: int) -> tuple[Callable[..., Any], in
     """
     fn = kernel.on(batch)
     return fn, (1 if fn is kernel.serial else 4 * numba.get_num_threads())
+
+
+def drop_stale_caches(package_dir: str | Path, *also: str | Path) -> bool:
+    """Delete ``package_dir``'s cached numba kernels if any ``*.py`` source in
+    it or in the ``also`` directories changed since they were cached.
+
+    Called at import, before any kernel of the package runs. Returns True if
+    caches were dropped. Best effort: a read-only install is left alone (its
+    sources do not change).
+    """
+    digest = hashlib.sha1()
+    for folder in (Path(package_dir), *map(Path, also)):
+        for src in sorted(folder.glob("*.py")):
+            digest.update(src.name.encode() + b"\0" + src.read_bytes())
+    cache = Path(package_dir) / "__pycache__"
+    stamp = cache / "numba_sources.sha1"
+    try:
+        if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+            return False
+        for old in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            old.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:
+        return False
+    return True
+
+
+drop_stale_caches(Path(__file__).parent)
