@@ -31,6 +31,7 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,7 @@ from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
 from .compiled import batch_kernel, step_chunks
+from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
     StepArrays,
     StepResult,
@@ -52,6 +54,7 @@ from .tricks import (
     deal_shuffled,
     follow_suit_row,
     play_card,
+    raise_illegal,
     random_first_dealer,
     step_inputs,
 )
@@ -74,10 +77,6 @@ RENEGE_PENALTY = -15
 _SUIT_OF = BOBS_HAT_DECK.suit_of
 _RANK_OF = BOBS_HAT_DECK.rank_of
 _CHANCE_TRUMP, _CHANCE_DEAL = 1, 2
-
-
-class IllegalActionError(ValueError):
-    """An action that the rules do not allow in the game's current state."""
 
 
 def bid_code(most: tuple[str, ...] | list[str] = (), fewest: int = 0) -> int:
@@ -246,31 +245,20 @@ def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None =
 
 def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.ndarray) -> None:
     """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
-    ph, seat = int(state.phase[g]), int(state.cur[g])
-    what = action_str(a)
-    if ph == DONE:
-        why = "the game is over"
-    elif ph == DEAL:
-        why = "the hand has not been dealt"
-    elif ph == PLAY and 0 <= a < N_CARDS:
-        why = (
-            f"seat {seat} does not hold {what}"
-            if not state.hands[g, seat, a]
-            else f"seat {seat} must follow the suit led ({cfg_suit(int(state.led_suit[g]))})"
-        )
-    elif ph == BID and BID_BASE <= a < N_ACTIONS:
-        code = a - BID_BASE
-        why = (
-            "the no-bid option is off or already used by this seat"
-            if code == 0
-            else "double fewest needs the double_fewest option"
-        )
-    else:
-        why = f"it is the {PHASE_NAMES[ph]} phase"
-    raise IllegalActionError(
-        f"illegal action {a} ({what}) in game {g} for seat {seat}: {why}; "
-        f"legal actions: {np.nonzero(legal[g])[0].tolist()}"
-    )
+
+    def bid_fault(g: int, a: int) -> str | None:
+        if not BID_BASE <= a < N_ACTIONS:
+            return None
+        if a == BID_BASE:
+            return "the no-bid option is off or already used by this seat"
+        return "double fewest needs the double_fewest option"
+
+    raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
+
+
+def suit_name(s: int) -> str:
+    """A suit's name (blue, red, black), "none" for anything else."""
+    return cfg_suit(s)
 
 
 def cfg_suit(s: int) -> str:

@@ -37,6 +37,7 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +45,9 @@ from numba import njit, prange
 
 from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
-from .bobs_hat import IllegalActionError
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
 from .compiled import batch_kernel, step_chunks
+from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
     StepArrays,
     StepResult,
@@ -59,6 +60,7 @@ from .tricks import (
     deal_shuffled,
     follow_suit_row,
     play_card,
+    raise_illegal,
     random_first_dealer,
     step_inputs,
 )
@@ -276,31 +278,21 @@ def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = 
 
 def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
     """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
-    ph, seat = int(state.phase[g]), int(state.cur[g])
-    what = action_str(a)
-    if ph == DONE:
-        why = "the game is over"
-    elif ph == DEAL:
-        why = "the hand has not been dealt"
-    elif ph == PLAY and 0 <= a < N_CARDS:
-        why = (
-            f"seat {seat} does not hold {what}"
-            if not state.hands[g, seat, a]
-            else f"seat {seat} must follow the suit led ({OH_SUIT_CHARS[int(state.led_suit[g])]})"
-        )
-    elif ph == BID and BID_BASE <= a < N_ACTIONS:
+
+    def bid_fault(g: int, a: int) -> str | None:
+        if not BID_BASE <= a < N_ACTIONS:
+            return None
         bid, size = a - BID_BASE, int(state.hand_size[g])
-        why = (
-            f"a bid is 0 to the hand size {size}"
-            if bid > size
-            else f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
-        )
-    else:
-        why = f"it is the {PHASE_NAMES.get(ph, str(ph))} phase"
-    raise IllegalActionError(
-        f"illegal action {a} ({what}) in game {g} for seat {seat}: {why}; "
-        f"legal actions: {np.nonzero(legal[g])[0].tolist()}"
-    )
+        if bid > size:
+            return f"a bid is 0 to the hand size {size}"
+        return f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
+
+    raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
+
+
+def suit_name(s: int) -> str:
+    """A suit's letter (C, D, S, H)."""
+    return OH_SUIT_CHARS[s]
 
 
 # --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ hat, scoring).
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any, Self
@@ -367,6 +368,46 @@ def clear_result(r: Any, g: int) -> None:
 def clear_results(r: Any) -> None:
     for g in range(r.rewards.shape[0]):
         clear_result(r, g)
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the game's current state."""
+
+
+def raise_illegal(
+    state: TrickState,
+    g: int,
+    a: int,
+    legal: np.ndarray,
+    game: Any,
+    bid_fault: Callable[[int, int], str | None],
+) -> None:
+    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why.
+
+    ``game`` is the game's module (its phase constants, ``PHASE_NAMES``,
+    ``action_str`` and ``suit_name``); the reasons both games share (game
+    over, not dealt, a card not held or not following suit) are worded here,
+    and ``bid_fault(g, a)`` words the game's own bidding faults (None: not a
+    bid fault).
+    """
+    ph, seat = int(state.phase[g]), int(state.cur[g])
+    what = game.action_str(a)
+    if ph == game.DONE:
+        why = "the game is over"
+    elif ph == game.DEAL:
+        why = "the hand has not been dealt"
+    elif ph == game.PLAY and 0 <= a < game.N_CARDS:
+        why = (
+            f"seat {seat} does not hold {what}"
+            if not state.hands[g, seat, a]
+            else f"seat {seat} must follow the suit led ({game.suit_name(int(state.led_suit[g]))})"
+        )
+    else:
+        why = (bid_fault(g, a) if ph == game.BID else None) or f"it is the {game.PHASE_NAMES[ph]} phase"
+    raise IllegalActionError(
+        f"illegal action {a} ({what}) in game {g} for seat {seat}: {why}; "
+        f"legal actions: {np.nonzero(legal[g])[0].tolist()}"
+    )
 
 
 _ALL_ACTIVE = np.zeros(0, dtype=bool)  # what the kernels read as "every game is active"
