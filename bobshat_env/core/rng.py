@@ -99,23 +99,3 @@ def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray) -> No
         for i in range(n):
             below += hashes[i] < hashes[j]
         out[j] = below
-
-
-@njit(cache=True)
-def _permutations(keys: np.ndarray, out: np.ndarray) -> None:
-    n = out.shape[1]
-    hashes = np.empty(n, dtype=np.uint64)
-    pos = np.empty(n, dtype=np.int64)
-    for g in range(keys.shape[0]):
-        shuffle_positions(keys[g], hashes, pos)
-        for j in range(n):
-            out[g, pos[j]] = j
-
-
-def permutations(key: np.ndarray, n: int) -> np.ndarray:
-    """The shuffled deck of ``range(n)`` per key, shape (B, n): row b lists the
-    cards in deck order (see :func:`shuffle_positions`)."""
-    keys = np.ascontiguousarray(key, dtype=np.uint64).reshape(-1)
-    out = np.empty((keys.shape[0], n), dtype=np.int64)
-    _permutations(keys, out)
-    return out

@@ -11,7 +11,7 @@ run thousands of games on a CPU and the cheapest way to run one (the AEC
 env). The per-game functions here (:func:`follow_suit_row`,
 :func:`winner_of_trick`, :func:`play_card`, :func:`book_hand`) are called
 from each game's step kernel; the batched NumPy-facing functions
-(:func:`follow_suit_mask`, :func:`trick_winner`) wrap the same code for
+(:func:`follow_suit_mask`, :func:`rotate_dealer`) wrap the same code for
 callers outside the core, so every rule has one implementation.
 
 Beyond a single trick, both games share the shape of their state
@@ -155,12 +155,6 @@ def _follow_suit_rows(hand: np.ndarray, led_suit: np.ndarray, suit_of: np.ndarra
 
 
 @njit(cache=True)
-def _trick_winners(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, suit_of, rank_of, out) -> None:
-    for g in range(cards.shape[0]):
-        out[g] = winner_of_trick(cards, g, leader[g], trump[g], suit_of, rank_of)
-
-
-@njit(cache=True)
 def _dealers(first_dealer: np.ndarray, hand_no: np.ndarray, players: int, out: np.ndarray) -> None:
     for g in range(first_dealer.shape[0]):
         out[g] = dealer_of(first_dealer[g], hand_no[g], players)
@@ -178,20 +172,6 @@ def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.n
     hand = np.ascontiguousarray(hand, dtype=bool)
     out = np.empty_like(hand)
     _follow_suit_rows(hand[:, None, :], np.asarray(led_suit, dtype=np.int64).reshape(-1), deck.suit_of, out)
-    return out
-
-
-def trick_winner(cards: np.ndarray, leader: np.ndarray, trump: np.ndarray, deck: Deck) -> np.ndarray:
-    """Seat that takes each completed trick.
-
-    cards: (B, P) int, the card each seat played (all present). leader: (B,)
-    seat that led. trump: (B,) trump suit, or any value outside the deck's
-    suits for no trump. Returns (B,) int seat index.
-    """
-    cards = np.ascontiguousarray(cards, dtype=np.int64)
-    out = np.empty(cards.shape[0], dtype=np.int64)
-    lead = np.asarray(leader, dtype=np.int64).reshape(-1)
-    _trick_winners(cards, lead, np.asarray(trump, dtype=np.int64).reshape(-1), deck.suit_of, deck.rank_of, out)
     return out
 
 
