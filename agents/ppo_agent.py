@@ -33,6 +33,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from bobshat_env.core.symmetry import SuitSymmetry
+
 CHECKPOINT_FORMAT = "bobshat-ppo"
 CHECKPOINT_VERSION = 1
 META_KEY = "__meta__"
@@ -48,10 +50,21 @@ class CheckpointError(ValueError):
 class PolicyNet(nn.Module):
     """An MLP trunk with a policy head (one logit per action) and a value head.
 
-    One network serves every seat: observations are seat-relative.
+    One network serves every seat: observations are seat-relative. With a
+    ``symmetry`` (:func:`bobshat_env.core.symmetry.trump_canonical`) the
+    network sees every observation with the trump suit relabelled as the
+    first suit and its action scores are mapped back, so what it learns
+    about trump holds for every trump suit; the index tables are buffers,
+    saved with the weights.
     """
 
-    def __init__(self, obs_size: int, n_actions: int, hidden: tuple[int, ...] | list[int] = (256, 256)):
+    def __init__(
+        self,
+        obs_size: int,
+        n_actions: int,
+        hidden: tuple[int, ...] | list[int] = (256, 256),
+        symmetry: SuitSymmetry | None = None,
+    ):
         super().__init__()
         layers: list[nn.Module] = []
         size = obs_size
@@ -70,11 +83,32 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
+        self.symmetry = symmetry
+        if symmetry is not None:
+            if symmetry.obs_index.shape[1] != obs_size or symmetry.action_index.shape[1] != n_actions:
+                raise ValueError(
+                    f"symmetry tables {symmetry.obs_index.shape} / {symmetry.action_index.shape} do not fit "
+                    f"obs size {obs_size} and {n_actions} actions"
+                )
+            self.register_buffer("sym_key", torch.tensor(symmetry.key, dtype=torch.int64))
+            self.register_buffer("sym_obs", torch.as_tensor(symmetry.obs_index, dtype=torch.int64))
+            self.register_buffer("sym_act", torch.as_tensor(symmetry.action_index, dtype=torch.int64))
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, A), value (B,)) for observations (B, D)."""
-        z = self.trunk(obs)
-        return self.policy(z), self.value(z).squeeze(-1)
+        if self.symmetry is None:
+            z = self.trunk(obs)
+            return self.policy(z), self.value(z).squeeze(-1)
+        start, n = self.symmetry.key
+        k = obs[:, start : start + n].argmax(dim=1)  # which relabelling each row needs
+        z = self.trunk(obs.gather(1, self.sym_obs[k]))
+        return self.policy(z).gather(1, self.sym_act[k]), self.value(z).squeeze(-1)
+
+    def clone_frozen(self) -> PolicyNet:
+        """A copy with the same architecture and weights (for opponent pools)."""
+        frozen = PolicyNet(self.obs_size, self.n_actions, self.hidden, self.symmetry)
+        frozen.load_state_dict(self.state_dict())
+        return frozen
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -175,11 +209,20 @@ def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = 
 
 def policy_from_tensors(tensors: dict[str, torch.Tensor], meta: dict[str, Any], prefix: str = "policy.") -> PolicyNet:
     """Build a :class:`PolicyNet` from the ``prefix``-ed tensors of a checkpoint."""
+    state = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+    symmetry = None
+    if "sym_key" in state:  # trained with trump_symmetry: the tables travel with the weights
+        try:
+            key = tuple(int(x) for x in state["sym_key"].tolist())
+            symmetry = SuitSymmetry(key, state["sym_obs"].numpy(), state["sym_act"].numpy())  # type: ignore[arg-type]
+        except (KeyError, ValueError, TypeError) as err:
+            raise CheckpointError(f"checkpoint has incomplete symmetry tables: {err}") from err
     try:
-        net = PolicyNet(int(meta["obs_size"]), int(meta["n_actions"]), tuple(meta["hidden"]))
+        net = PolicyNet(int(meta["obs_size"]), int(meta["n_actions"]), tuple(meta["hidden"]), symmetry)
     except KeyError as err:
         raise CheckpointError(f"checkpoint metadata lacks {err}") from err
-    state = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+    except ValueError as err:
+        raise CheckpointError(f"checkpoint tensors do not fit the network it describes: {err}") from err
     try:
         net.load_state_dict(state)
     except RuntimeError as err:

@@ -23,7 +23,7 @@ from agents.ppo_agent import (
 )
 from bobshat_env.cli import main as cli_main
 from bobshat_env.games import make_game
-from train.ppo import interleaved_gae, parse_args
+from train.ppo import interleaved_gae, margin_rewards, parse_args
 from train.selfplay import SELF, OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,3 +192,38 @@ def test_configs_parse_and_bad_keys_are_named(tmp_path):
         parse_args(["--config", SMOKE, "--num-envs", "many"])
     with pytest.raises(ValueError, match="train_for must be one of"):
         parse_args(["--config", SMOKE, "--train-for", "trick"])
+    # YAML 1.1 reads 1e-3 (no dot) as a string; a float field takes it as a number
+    assert parse_args(["--config", SMOKE, "--learning-rate", "1e-3"]).learning_rate == 0.001
+    bad.write_text("learning_rate: 2e-4\n")
+    assert parse_args(["--config", str(bad)]).learning_rate == 0.0002
+    with pytest.raises(ValueError, match="learning_rate must be of type float, got 'fast'"):
+        parse_args(["--config", SMOKE, "--learning-rate", "fast"])
+    with pytest.raises(ValueError, match="opponent_weight must be in"):
+        parse_args(["--config", SMOKE, "--opponent-weight", "1.5"])
+
+
+def test_margin_rewards_subtract_the_other_seats_mean():
+    r = np.array([[10.0, -5.0, 0.0, 7.0], [0.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+    assert margin_rewards(r, 0.0) is r
+    m = margin_rewards(r, 1.0)
+    np.testing.assert_allclose(m[0], [10 - 2 / 3, -5 - 17 / 3, 0 - 12 / 3, 7 - 5 / 3], rtol=1e-6)
+    np.testing.assert_allclose(m.sum(axis=1), 0.0, atol=1e-5)  # weight 1: zero-sum over the seats
+    np.testing.assert_allclose(margin_rewards(r, 0.5)[0, 0], 10 - 1 / 3, rtol=1e-6)
+
+
+def test_smoke_run_with_trump_symmetry_and_margin_reward_resumes(tmp_path, capsys):
+    summary = _train(tmp_path, capsys, "--total-decisions", "256", "--trump-symmetry", "--opponent-weight", "1")
+    run = Path(summary["run_dir"])
+    assert np.isfinite(summary["losses/value_loss"])
+    tensors, meta = load_checkpoint(run / "policy.pt")
+    assert meta["symmetry"] == "trump" and "policy.sym_obs" in tensors
+    game = make_game("bobs_hat", players=4, hands=2)
+    agent = make_agent(f"ppo:{run / 'policy.pt'}", game)
+    assert agent.net.symmetry is not None
+    res = play_games(game, [agent, RandomAgent(seed=1), agent, RandomAgent(seed=2)], 4, seed=3)
+    assert res.totals.shape == (4, 4)
+    summary = _train(tmp_path, capsys, "--total-decisions", "768", "--trump-symmetry", "--resume")
+    assert summary["global_step"] == 768
+    # the network's structure must match to resume
+    rc = cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), "--total-decisions", "2048", "--resume"])
+    assert rc == 2 and "trump_symmetry=True" in capsys.readouterr().err

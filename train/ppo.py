@@ -78,6 +78,7 @@ from agents.ppo_agent import (
     save_checkpoint,
 )
 from bobshat_env.core.resample import void_tracker
+from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
 from train.selfplay import SELF, OpponentPool, duplicate_evals, win_shares
@@ -113,10 +114,16 @@ class Args:
     num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
     train_for: str = _arg("hand", "episode = a 'hand' (hand scores) or the 'game' (game totals)")
     reward_scale: float = _arg(0.1, "score points -> reward")
+    opponent_weight: float = _arg(
+        0.0, "reward = own score change - this x the other seats' mean change (1: play for the margin over the table)"
+    )
     gamma: float = _arg(1.0, "discount per learner decision")
     gae_lambda: float = _arg(0.95, "GAE lambda")
     # Optimization
     hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
+    trump_symmetry: bool = _arg(
+        False, "the network sees suits relabelled so that trump is the first suit (bobshat_env.core.symmetry)"
+    )
     learning_rate: float = _arg(3e-4, "Adam learning rate")
     anneal_lr: bool = _arg(True, "decay the learning rate linearly to 0")
     update_epochs: int = _arg(2, "passes over each rollout")
@@ -143,7 +150,7 @@ class Args:
 
 
 TRAIN_FOR = ("hand", "game")
-STRUCTURAL = ("game", "players", "game_options", "hidden")  # must match when resuming
+STRUCTURAL = ("game", "players", "game_options", "hidden", "trump_symmetry")  # must match when resuming
 
 
 # --------------------------------------------------------------------------
@@ -152,6 +159,11 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
     """``value`` (from YAML or the command line) as the type of ``default``; ValueError naming ``name``."""
     if isinstance(value, str) and not isinstance(default, str):
         value = yaml.safe_load(value) if not isinstance(default, list) or value.strip().startswith("[") else value
+    if isinstance(default, float) and isinstance(value, str):
+        try:  # YAML 1.1 reads "1e-3" (no dot) as a string; Python's float() reads it as a number
+            value = float(value)
+        except ValueError:
+            pass
     if isinstance(default, list) and isinstance(value, str):
         value = [yaml.safe_load(v) for v in value.split(",") if v.strip()]
     ok = {
@@ -227,6 +239,8 @@ def check_args(args: Args) -> None:
         raise ValueError(f"total_decisions must be >= 0, got {args.total_decisions}")
     if not args.hidden or not all(isinstance(h, int) and h > 0 for h in args.hidden):
         raise ValueError(f"hidden must be a list of positive layer sizes, got {args.hidden!r}")
+    if not 0.0 <= args.opponent_weight <= 1.0:
+        raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
         raise ValueError(f"self_play_prob must be in [0, 1], got {args.self_play_prob}")
 
@@ -248,6 +262,7 @@ def _net_meta(game: Any, net: PolicyNet) -> dict[str, Any]:
         "obs_size": net.obs_size,
         "n_actions": net.n_actions,
         "hidden": list(net.hidden),
+        "symmetry": "trump" if net.symmetry is not None else None,
     }
 
 
@@ -275,10 +290,12 @@ def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optim
     if "optim_param_groups" not in meta:
         raise CheckpointError(f"{str(path)!r} holds a policy only, not a training state to resume")
     saved = meta["args"]
+    defaults = Args()
     for key in STRUCTURAL:
-        if saved.get(key) != getattr(args, key):
+        was = saved.get(key, getattr(defaults, key))  # a field added since the run started: its default
+        if was != getattr(args, key):
             raise CheckpointError(
-                f"cannot resume {str(path)!r}: it was trained with {key}={saved.get(key)!r}, "
+                f"cannot resume {str(path)!r}: it was trained with {key}={was!r}, "
                 f"this run asks for {key}={getattr(args, key)!r}"
             )
     if meta["obs_size"] != net.obs_size or meta["n_actions"] != net.n_actions or meta["game"] != game.name:
@@ -302,13 +319,29 @@ def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optim
 def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> None:
     """Write the network of checkpoint ``src`` alone to ``dst`` (small, for shipping as ``ppo:dst``)."""
     tensors, meta = load_checkpoint(src)
-    keep = ("game", "players", "config", "view", "obs_size", "n_actions", "hidden")
+    keep = ("game", "players", "config", "view", "obs_size", "n_actions", "hidden", "symmetry")
     keep += ("global_step", "learner_decisions", "iteration", "run_name")
     policy = {k: v for k, v in tensors.items() if k.startswith("policy.")}
     save_checkpoint(dst, policy, {k: meta[k] for k in keep if k in meta})
 
 
 # --------------------------------------------------------------------------
+def margin_rewards(rewards: np.ndarray, opponent_weight: float) -> np.ndarray:
+    """Each seat's score change less ``opponent_weight`` times the mean change of the other seats.
+
+    ``rewards`` is (B, P). With weight 0 a seat plays for its own score; with
+    weight 1 for its margin over the table's average opponent, which is what
+    winning and duplicate evaluation measure: a point taken from an opponent
+    (a broken bid, the -10 hat passed on) counts as well as one scored. The
+    game is then zero-sum over the seats.
+    """
+    if opponent_weight == 0.0:
+        return rewards
+    P = rewards.shape[1]
+    others = (rewards.sum(axis=1, keepdims=True) - rewards) / (P - 1)
+    return rewards - opponent_weight * others
+
+
 def interleaved_gae(
     rewards: np.ndarray,
     values: np.ndarray,
@@ -414,7 +447,8 @@ def train(args: Args) -> dict[str, Any]:
     # ---- set-up: seeding, network, optimizer, pool --------------------------------
     gen = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
-    net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden))
+    symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
+    net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
 
     def autocast() -> torch.autocast:
@@ -532,9 +566,9 @@ def train(args: Args) -> dict[str, Any]:
                 tracker.before_step(env.state, actions)
             ts = env.step(actions)
 
-            # credit each seat's score change to its pending decision
+            # credit each seat's score change (less opponent_weight x the others' mean) to its pending decision
             has = pending >= 0
-            rew_buf[pending[has]] += ts.rewards[has] * args.reward_scale
+            rew_buf[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
             ep_return += np.where(is_learner, ts.rewards, 0.0)
             new_hand = ts.done | (env.state.hand_no != hand_no)
             hand_no = env.state.hand_no.copy()

@@ -134,8 +134,7 @@ class OpponentPool:
         Returns the index the evicted member had (members after it move down
         by one), or None.
         """
-        frozen = PolicyNet(net.obs_size, net.n_actions, net.hidden)
-        frozen.load_state_dict(net.state_dict())
+        frozen = net.clone_frozen()
         frozen.eval().requires_grad_(False)
         self.total_snapshots += 1
         name = f"snapshot@{step}"
