@@ -97,12 +97,41 @@ class PolicyNet(nn.Module):
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, A), value (B,)) for observations (B, D)."""
         if self.symmetry is None:
-            z = self.trunk(obs)
-            return self.policy(z), self.value(z).squeeze(-1)
-        start, n = self.symmetry.key
-        k = obs[:, start : start + n].argmax(dim=1)  # which relabelling each row needs
-        z = self.trunk(obs.gather(1, self.sym_obs[k]))
-        return self.policy(z).gather(1, self.sym_act[k]), self.value(z).squeeze(-1)
+            return self.head(obs)
+        x, k = self.canonical(obs)
+        logits, value = self.head(x)
+        return logits.gather(1, self.sym_act[k]), value
+
+    def head(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value) of observations already in the network's own (canonical) labelling.
+
+        Training stores canonical observations, masks and actions once per
+        rollout (:meth:`canonical`) and updates through this, so the
+        relabelling is not paid again in every epoch.
+        """
+        z = self.trunk(x)
+        return self.policy(z), self.value(z).squeeze(-1)
+
+    def canonical(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+        """(obs, k) or (obs, mask, k) relabelled for :meth:`head`; ``k`` (B,) is each row's relabelling.
+
+        Without a symmetry, the inputs as they are and ``k`` all zeros. A
+        canonical action ``a`` is the original action :meth:`original_actions`.
+        """
+        k = torch.zeros(obs.shape[0], dtype=torch.int64)
+        if self.symmetry is not None:
+            start, n = self.symmetry.key
+            k = obs[:, start : start + n].argmax(dim=1)
+            obs = obs.gather(1, self.sym_obs[k])
+            if mask is not None:
+                mask = mask.gather(1, self.sym_act[k])
+        return (obs, k) if mask is None else (obs, mask, k)
+
+    def original_actions(self, actions: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Canonical actions (B,) of rows relabelled by ``k`` as actions of the game."""
+        if self.symmetry is None:
+            return actions
+        return self.sym_act[k, actions]
 
     def clone_frozen(self) -> PolicyNet:
         """A copy with the same architecture and weights (for opponent pools)."""

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.ppo_agent import PolicyNet, load_policy, policy_from_tensors, save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy, masked_logits, policy_from_tensors, save_checkpoint
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BOBS_HAT_DECK, OH_HELL_DECK
 from bobshat_env.core.symmetry import trump_canonical
@@ -136,6 +136,15 @@ def test_symmetric_network_is_the_plain_one_on_canonical_observations(tmp_path):
         pl, pv = plain(torch.from_numpy(sym.canonical_obs(obs)))
     torch.testing.assert_close(value, pv)
     torch.testing.assert_close(logits, torch.gather(pl, 1, torch.from_numpy(sym.action_index[k])))
+    # training's path: canonical observations and masks through head(), actions mapped back
+    mask = torch.from_numpy(game.legal_action_mask(state))
+    with torch.no_grad():
+        x, m, kk = net.canonical(torch.from_numpy(obs), mask)
+        best_c = masked_logits(net.head(x)[0], m).argmax(dim=1)
+        best = masked_logits(logits, mask).argmax(dim=1)
+    np.testing.assert_array_equal(kk.numpy(), k)
+    torch.testing.assert_close(net.original_actions(best_c, kk), best)
+    assert mask.gather(1, best[:, None]).all()
     # the tables travel with the weights: a checkpoint reloads as the same symmetric network
     path = tmp_path / "sym.pt"
     meta = {"game": "bobs_hat", "players": 4, "obs_size": game.obs_size(), "n_actions": game.n_actions, "hidden": [32]}

@@ -539,18 +539,23 @@ def train(args: Args) -> dict[str, Any]:
             k = rows.size
             if k:
                 sl = slice(n, n + k)
-                obs_buf_t[sl].copy_(torch.from_numpy(ts.obs).index_select(0, torch.from_numpy(rows)))
-                mask_buf[sl] = ts.action_mask[rows]
+                # stored in the network's own labelling (trump_symmetry): the update then needs no relabelling
+                r_t = torch.from_numpy(rows)
+                x, m, k_sym = net.canonical(
+                    torch.from_numpy(ts.obs).index_select(0, r_t), torch.from_numpy(ts.action_mask).index_select(0, r_t)
+                )
+                obs_buf_t[sl].copy_(x)
+                mask_buf[sl] = m.numpy()
                 with torch.inference_mode(), autocast():
-                    logits, value = net(obs_buf_t[sl].to(net_input))  # the float16 values: what the update sees
+                    logits, value = net.head(obs_buf_t[sl].to(net_input))  # the float16 values: what the update sees
                     logits = masked_logits(logits.float(), torch.from_numpy(mask_buf[sl]))
                     a = sample_actions(logits)
                     logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
                 act_buf[sl], logp_buf[sl], val_buf[sl] = a.numpy(), logp.numpy(), value.float().numpy()
+                actions[rows] = net.original_actions(a, k_sym).numpy()
                 rew_buf[sl], done_buf[sl] = 0.0, False
                 game_buf[sl], seat_buf[sl] = rows, seat[rows]
                 pending[rows, seat[rows]] = np.arange(n, n + k)
-                actions[rows] = act_buf[sl]
                 n += k
             others = np.nonzero(~mine)[0]
             if others.size:
@@ -639,7 +644,7 @@ def train(args: Args) -> dict[str, Any]:
                 mb = perm[start : start + args.minibatch_size]
                 x = b_obs.index_select(0, mb).to(net_input)  # index_select: ~4x faster than b_obs[mb]
                 with autocast():
-                    logits, newvalue = net(x)
+                    logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
                 logits, newvalue = logits.float(), newvalue.float()
                 logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
                 newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
