@@ -23,7 +23,7 @@ from agents.ppo_agent import (
 )
 from bobshat_env.cli import main as cli_main
 from bobshat_env.games import make_game
-from train.ppo import interleaved_gae, margin_rewards, parse_args
+from train.ppo import interleaved_gae, margin_rewards, parse_args, train
 from train.selfplay import SELF, OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,6 +200,20 @@ def test_configs_parse_and_bad_keys_are_named(tmp_path):
         parse_args(["--config", SMOKE, "--learning-rate", "fast"])
     with pytest.raises(ValueError, match="opponent_weight must be in"):
         parse_args(["--config", SMOKE, "--opponent-weight", "1.5"])
+
+
+def test_time_limit_stops_the_run_and_anneals_over_it(tmp_path, capsys):
+    # 200k decisions would take this preset ~800 iterations; the 1.2-second limit ends it first
+    args = parse_args(["--config", SMOKE, "--runs-dir", str(tmp_path), "--total-decisions", "200000"])
+    args.time_limit_min = 0.02
+    summary = train(args)
+    assert 0 < summary["global_step"] < 100_000  # under half the decisions: the time limit ended it
+    # the last iteration's rate is below what the decisions alone would give: it annealed over the time spent
+    assert summary["charts/learning_rate"] < args.learning_rate * (1 - summary["global_step"] / 200_000)
+    _, meta = load_checkpoint(Path(summary["run_dir"]) / "ckpt.pt")
+    assert meta["global_step"] == summary["global_step"]
+    with pytest.raises(ValueError, match="time_limit_min must be >= 0"):
+        parse_args(["--config", SMOKE, "--time-limit-min", "-1"])
 
 
 def test_margin_rewards_subtract_the_other_seats_mean():

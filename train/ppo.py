@@ -110,6 +110,9 @@ class Args:
     game_options: dict = _arg({}, "other game options, e.g. {hands: 8, no_bid: true}")
     # Rollouts
     total_decisions: int = _arg(50_000_000, "table decisions (all seats) to train for: the global step")
+    time_limit_min: float = _arg(
+        0.0, "also stop before this many minutes of training wall time (0: no limit); lr anneals over the first to end"
+    )
     num_envs: int = _arg(1024, "games stepped together")
     num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
     train_for: str = _arg("hand", "episode = a 'hand' (hand scores) or the 'game' (game totals)")
@@ -237,6 +240,8 @@ def check_args(args: Args) -> None:
         raise ValueError(f"num_steps must be >= 0 (0: one whole game), got {args.num_steps}")
     if args.total_decisions < 0:
         raise ValueError(f"total_decisions must be >= 0, got {args.total_decisions}")
+    if args.time_limit_min < 0:
+        raise ValueError(f"time_limit_min must be >= 0 (0: no limit), got {args.time_limit_min}")
     if not args.hidden or not all(isinstance(h, int) and h > 0 for h in args.hidden):
         raise ValueError(f"hidden must be a list of positive layer sizes, got {args.hidden!r}")
     if not 0.0 <= args.opponent_weight <= 1.0:
@@ -517,10 +522,20 @@ def train(args: Args) -> dict[str, Any]:
     t_start = time.perf_counter()
     step_at_start = global_step
     stats: dict[str, Any] = {}
-    while global_step < args.total_decisions:
+    last_iter_s = 0.0
+
+    def budget_used() -> float:
+        """Share of the run's budget spent: decisions, or wall time (with the next iteration) if that is further."""
+        used = global_step / args.total_decisions if args.total_decisions else 1.0
+        if args.time_limit_min > 0:
+            spent = elapsed_before + time.perf_counter() - t_start + last_iter_s
+            used = max(used, spent / (60.0 * args.time_limit_min))
+        return used
+
+    while budget_used() < 1.0:
         iteration += 1
         if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - global_step / args.total_decisions, 0.0)
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - budget_used(), 0.0)
         t_iter = time.perf_counter()
         returns_done: list[np.ndarray] = []
         finals: list[np.ndarray] = []
@@ -719,7 +734,8 @@ def train(args: Args) -> dict[str, Any]:
         )
 
         # ---- snapshots, evaluation, checkpoints ------------------------------------------
-        last = global_step >= args.total_decisions
+        last_iter_s = time.perf_counter() - t_iter
+        last = budget_used() >= 1.0
         if iteration % args.snapshot_every == 0:
             evicted = pool.add_snapshot(net, global_step)
             if evicted is not None:  # games keep their opponent (later indices move down); the evicted's redraw
