@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.features import TrickFeatures
 from bobshat_env.core.symmetry import SuitSymmetry
 
 CHECKPOINT_FORMAT = "bobshat-ppo"
@@ -50,12 +51,20 @@ class CheckpointError(ValueError):
 class PolicyNet(nn.Module):
     """An MLP trunk with a policy head (one logit per action) and a value head.
 
-    One network serves every seat: observations are seat-relative. With a
-    ``symmetry`` (:func:`bobshat_env.core.symmetry.trump_canonical`) the
-    network sees every observation with the trump suit relabelled as the
-    first suit and its action scores are mapped back, so what it learns
-    about trump holds for every trump suit; the index tables are buffers,
-    saved with the weights.
+    One network serves every seat: observations are seat-relative. Two
+    optional input stages, both without weights and saved with them as
+    buffers:
+
+    - ``symmetry`` (:func:`bobshat_env.core.symmetry.trump_canonical`): the
+      network sees every observation with the trump suit relabelled as the
+      first suit and its action scores are mapped back, so what it learns
+      about trump holds for every trump suit;
+    - ``features`` (:class:`agents.features.TrickFeatures`): exact trick
+      facts (who is winning, which of my cards would win, ...) appended to
+      the (relabelled) observation.
+
+    :meth:`prepare` runs them, :meth:`head` is the network proper; training
+    stores prepared inputs once per rollout and updates through ``head``.
     """
 
     def __init__(
@@ -64,10 +73,12 @@ class PolicyNet(nn.Module):
         n_actions: int,
         hidden: tuple[int, ...] | list[int] = (256, 256),
         symmetry: SuitSymmetry | None = None,
+        features: TrickFeatures | None = None,
     ):
         super().__init__()
+        self.input_size = obs_size + (features.size if features is not None else 0)
         layers: list[nn.Module] = []
-        size = obs_size
+        size = self.input_size
         for h in hidden:
             layers += [nn.Linear(size, h), nn.ReLU()]
             size = h
@@ -93,30 +104,27 @@ class PolicyNet(nn.Module):
             self.register_buffer("sym_key", torch.tensor(symmetry.key, dtype=torch.int64))
             self.register_buffer("sym_obs", torch.as_tensor(symmetry.obs_index, dtype=torch.int64))
             self.register_buffer("sym_act", torch.as_tensor(symmetry.action_index, dtype=torch.int64))
+        self.features = features
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, A), value (B,)) for observations (B, D)."""
-        if self.symmetry is None:
+        if self.symmetry is None and self.features is None:
             return self.head(obs)
-        x, k = self.canonical(obs)
+        x, k = self.prepare(obs)
         logits, value = self.head(x)
-        return logits.gather(1, self.sym_act[k]), value
+        return self.original_logits(logits, k), value
 
     def head(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits, value) of observations already in the network's own (canonical) labelling.
-
-        Training stores canonical observations, masks and actions once per
-        rollout (:meth:`canonical`) and updates through this, so the
-        relabelling is not paid again in every epoch.
-        """
+        """(logits, value) of prepared inputs (:meth:`prepare`), in the network's own action labelling."""
         z = self.trunk(x)
         return self.policy(z), self.value(z).squeeze(-1)
 
-    def canonical(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
-        """(obs, k) or (obs, mask, k) relabelled for :meth:`head`; ``k`` (B,) is each row's relabelling.
+    def prepare(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:
+        """(x, k) or (x, mask, k): the input of :meth:`head` and the mask in its labelling.
 
-        Without a symmetry, the inputs as they are and ``k`` all zeros. A
-        canonical action ``a`` is the original action :meth:`original_actions`.
+        ``k`` (B,) is each row's relabelling (all zeros without a symmetry);
+        an action ``a`` of :meth:`head` is the game's action
+        ``original_actions(a, k)``.
         """
         k = torch.zeros(obs.shape[0], dtype=torch.int64)
         if self.symmetry is not None:
@@ -125,17 +133,25 @@ class PolicyNet(nn.Module):
             obs = obs.gather(1, self.sym_obs[k])
             if mask is not None:
                 mask = mask.gather(1, self.sym_act[k])
+        if self.features is not None:
+            obs = torch.cat([obs, self.features(obs)], dim=1)
         return (obs, k) if mask is None else (obs, mask, k)
 
     def original_actions(self, actions: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        """Canonical actions (B,) of rows relabelled by ``k`` as actions of the game."""
+        """Actions (B,) of :meth:`head` for rows relabelled by ``k``, as actions of the game."""
         if self.symmetry is None:
             return actions
         return self.sym_act[k, actions]
 
+    def original_logits(self, logits: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """Logits (B, A) of :meth:`head` for rows relabelled by ``k``, indexed by the game's actions."""
+        if self.symmetry is None:
+            return logits
+        return logits.gather(1, self.sym_act[k])
+
     def clone_frozen(self) -> PolicyNet:
         """A copy with the same architecture and weights (for opponent pools)."""
-        frozen = PolicyNet(self.obs_size, self.n_actions, self.hidden, self.symmetry)
+        frozen = PolicyNet(self.obs_size, self.n_actions, self.hidden, self.symmetry, self.features)
         frozen.load_state_dict(self.state_dict())
         return frozen
 
@@ -246,8 +262,14 @@ def policy_from_tensors(tensors: dict[str, torch.Tensor], meta: dict[str, Any], 
             symmetry = SuitSymmetry(key, state["sym_obs"].numpy(), state["sym_act"].numpy())  # type: ignore[arg-type]
         except (KeyError, ValueError, TypeError) as err:
             raise CheckpointError(f"checkpoint has incomplete symmetry tables: {err}") from err
+    features = None
+    if "features.spec" in state:  # trained with trick_features
+        try:
+            features = TrickFeatures.from_state(state)
+        except (KeyError, ValueError, RuntimeError) as err:
+            raise CheckpointError(f"checkpoint has incomplete feature tables: {err}") from err
     try:
-        net = PolicyNet(int(meta["obs_size"]), int(meta["n_actions"]), tuple(meta["hidden"]), symmetry)
+        net = PolicyNet(int(meta["obs_size"]), int(meta["n_actions"]), tuple(meta["hidden"]), symmetry, features)
     except KeyError as err:
         raise CheckpointError(f"checkpoint metadata lacks {err}") from err
     except ValueError as err:

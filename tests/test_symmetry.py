@@ -139,7 +139,7 @@ def test_symmetric_network_is_the_plain_one_on_canonical_observations(tmp_path):
     # training's path: canonical observations and masks through head(), actions mapped back
     mask = torch.from_numpy(game.legal_action_mask(state))
     with torch.no_grad():
-        x, m, kk = net.canonical(torch.from_numpy(obs), mask)
+        x, m, kk = net.prepare(torch.from_numpy(obs), mask)
         best_c = masked_logits(net.head(x)[0], m).argmax(dim=1)
         best = masked_logits(logits, mask).argmax(dim=1)
     np.testing.assert_array_equal(kk.numpy(), k)

@@ -225,18 +225,20 @@ def test_margin_rewards_subtract_the_other_seats_mean():
     np.testing.assert_allclose(margin_rewards(r, 0.5)[0, 0], 10 - 1 / 3, rtol=1e-6)
 
 
-def test_smoke_run_with_trump_symmetry_and_margin_reward_resumes(tmp_path, capsys):
-    summary = _train(tmp_path, capsys, "--total-decisions", "256", "--trump-symmetry", "--opponent-weight", "1")
+def test_smoke_run_with_symmetry_features_and_margin_reward_resumes(tmp_path, capsys):
+    net_flags = ("--trump-symmetry", "--trick-features")
+    summary = _train(tmp_path, capsys, "--total-decisions", "256", *net_flags, "--opponent-weight", "1")
     run = Path(summary["run_dir"])
     assert np.isfinite(summary["losses/value_loss"])
     tensors, meta = load_checkpoint(run / "policy.pt")
     assert meta["symmetry"] == "trump" and "policy.sym_obs" in tensors
+    assert meta["features"] == "trick" and "policy.features.spec" in tensors
     game = make_game("bobs_hat", players=4, hands=2)
     agent = make_agent(f"ppo:{run / 'policy.pt'}", game)
-    assert agent.net.symmetry is not None
+    assert agent.net.symmetry is not None and agent.net.features is not None
     res = play_games(game, [agent, RandomAgent(seed=1), agent, RandomAgent(seed=2)], 4, seed=3)
     assert res.totals.shape == (4, 4)
-    summary = _train(tmp_path, capsys, "--total-decisions", "768", "--trump-symmetry", "--resume")
+    summary = _train(tmp_path, capsys, "--total-decisions", "768", *net_flags, "--resume")
     assert summary["global_step"] == 768
     # the network's structure must match to resume
     rc = cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), "--total-decisions", "2048", "--resume"])
