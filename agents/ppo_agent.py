@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.features import TrickFeatures
+from agents.features import TrickFeatures, prepare_inputs
 from bobshat_env.core.symmetry import SuitSymmetry
 
 CHECKPOINT_FORMAT = "bobshat-ppo"
@@ -126,15 +126,13 @@ class PolicyNet(nn.Module):
         an action ``a`` of :meth:`head` is the game's action
         ``original_actions(a, k)``.
         """
-        k = torch.zeros(obs.shape[0], dtype=torch.int64)
-        if self.symmetry is not None:
-            start, n = self.symmetry.key
-            k = obs[:, start : start + n].argmax(dim=1)
-            obs = obs.gather(1, self.sym_obs[k])
-            if mask is not None:
-                mask = mask.gather(1, self.sym_act[k])
-        if self.features is not None:
-            obs = torch.cat([obs, self.features(obs)], dim=1)
+        if self.symmetry is None and self.features is None:
+            k = torch.zeros(obs.shape[0], dtype=torch.int64)
+        else:  # one compiled pass over the rows: relabel, then append the features
+            x, k = prepare_inputs(obs, self.symmetry, self.features)
+            obs = x.to(obs.dtype)
+        if mask is not None and self.symmetry is not None:
+            mask = mask.gather(1, self.sym_act[k])
         return (obs, k) if mask is None else (obs, mask, k)
 
     def original_actions(self, actions: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
