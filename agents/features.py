@@ -65,6 +65,9 @@ class TrickFeatures(nn.Module):
             raise ValueError(f"feature tables do not fit their spec {spec.tolist()}")
         self.offsets = o
         self.size = 2 * o["n_cards"] + o["players"] + o["n_suits"] + 2
+        self.needs = max(o["hand"], o["played"]) + o["n_cards"]  # observation values the kernel reads
+        self.needs = max(self.needs, o["trick"] + o["players"] * o["n_cards"], o["leader"] + o["players"])
+        self.needs = max(self.needs, o["trump"] + o["n_trump_suits"])
         self.tables = (spec.numpy().astype(np.int64), suit_of.numpy().astype(np.int64),
                        rank_of.numpy().astype(np.int64), hat.numpy().astype(np.bool_))  # fmt: skip
 
@@ -111,7 +114,14 @@ def prepare_inputs(
     is float32, (B, D + features.size); no gradient flows through it.
     """
     x = np.ascontiguousarray(obs.detach().to(torch.float32).numpy())
+    if x.ndim != 2:
+        raise ValueError(f"observations must be a (B, D) batch, got shape {tuple(x.shape)}")
     B, D = x.shape
+    # the kernel does no bounds checks: the tables must fit the rows
+    if symmetry is not None and symmetry.obs_index.shape[1] != D:
+        raise ValueError(f"observations have {D} values, the symmetry tables expect {symmetry.obs_index.shape[1]}")
+    if features is not None and features.needs > D:
+        raise ValueError(f"observations have {D} values, the trick features read up to {features.needs}")
     F = features.size if features is not None else 0
     out = np.empty((B, D + F), dtype=np.float32)
     k = np.zeros(B, dtype=np.int64)

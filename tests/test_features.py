@@ -102,5 +102,9 @@ def test_network_with_features_and_symmetry_saves_and_reloads(tmp_path):
         l2, v2 = loaded(obs)
     torch.testing.assert_close(l2, logits)
     torch.testing.assert_close(v2, value)
+    with pytest.raises(ValueError, match="observations have 100 values, the symmetry tables expect 442"):
+        net(torch.zeros(3, 100))
+    with pytest.raises(ValueError, match="observations have 100 values, the trick features read up to"):
+        feats(torch.zeros(3, 100))
     with pytest.raises(ValueError, match="no trick features for game 'go'"):
         TrickFeatures.for_game("go", None)
