@@ -39,10 +39,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -62,12 +60,14 @@ from .core.cards import (
     oh_parse_card,
 )
 from .core.tricks import follow_suit_mask, rotate_dealer
+from .paths import AtomicFile, append_lines, replace_bytes
 
 FORMAT = 1
 
 __all__ = [
     "FORMAT",
     "Fault",
+    "JsonlWriter",
     "Recorder",
     "RecordFormatError",
     "ReplayReport",
@@ -930,45 +930,63 @@ class Recorder:
 def write_jsonl(path: str | os.PathLike, records: Iterable[dict], append: bool = False) -> int:
     """Write records to ``path``, one JSON object per line; returns how many.
 
-    Overwriting goes through a temporary file in the same folder that is
-    renamed over ``path`` only once everything is written, so a failure (a
-    record that is not JSON, a full disk) never leaves a half-written file
-    or loses the old one. Appending first checks that every record is JSON,
-    and adds a line break if the file did not end with one.
+    Every record is turned into JSON first, so a record that is not JSON
+    changes nothing on disk. Overwriting goes through a temporary file in the
+    same folder that is renamed over ``path`` only once everything is written
+    (:func:`~bobshat_env.paths.replace_bytes`): a failure (a full disk) never
+    leaves a half-written file or loses the old one. Appending adds whole
+    lines under a file lock (:func:`~bobshat_env.paths.append_lines`), so
+    several processes can append to one file at once (``play --save`` in two
+    terminals) without losing or cutting a record; a line break is added
+    first if the file did not end with one.
     """
-    path = Path(path)
-    lines = [json.dumps(r, separators=(",", ":"), default=_jsonable, allow_nan=False) + "\n" for r in records]
-    data = "".join(lines).encode("utf-8")
-    if append and path.exists():
-        with open(path, "rb+") as f:
-            f.seek(0, os.SEEK_END)
-            if f.tell() > 0:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":
-                    f.write(b"\n")
-            f.write(data)
-        return len(lines)
-    try:
-        mode = path.stat().st_mode & 0o777  # keep the old file's permissions
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    lines = [_json_line(r) for r in records]
+    if append:
+        append_lines(path, lines)
+    else:
+        replace_bytes(path, b"".join(lines))
     return len(lines)
+
+
+def _json_line(record: dict) -> bytes:
+    return (json.dumps(record, separators=(",", ":"), default=_jsonable, allow_nan=False) + "\n").encode("utf-8")
+
+
+class JsonlWriter:
+    """Stream records into a file that appears whole or not at all (``eval --records``).
+
+    Records go to a temporary file beside ``path`` as they come;
+    :meth:`commit` renames it over ``path``, :meth:`abort` (or leaving a
+    ``with`` block by an exception) removes it and leaves the old file as
+    it was. Two runs writing the same path each leave a complete file (the
+    last to finish wins), never a mix.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = path
+        self.count = 0
+        self._file = AtomicFile(path)
+
+    def write(self, records: Iterable[dict]) -> int:
+        lines = [_json_line(r) for r in records]
+        self._file.write(b"".join(lines))
+        self.count += len(lines)
+        return len(lines)
+
+    def commit(self) -> None:
+        self._file.commit()
+
+    def abort(self) -> None:
+        self._file.abort()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
 
 
 def _iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]]:

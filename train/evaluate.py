@@ -757,7 +757,7 @@ def evaluate(
         for i, d0 in enumerate(range(0, deals, per_chunk))
     ]
     bar = ProgressBar(deals * R, enabled=progress)
-    writer = _RecordWriter(records_path) if record else None
+    writer = _RecordWriter(records_path, len(chunks)) if record else None
     results: dict[int, _ChunkResult] = {}
     t0 = time.perf_counter()
     try:
@@ -778,6 +778,8 @@ def evaluate(
                         writer.add(r)
     finally:
         bar.close()
+        if writer:
+            writer.close()  # in place only when complete
     ordered = [results[i] for i in range(len(chunks))]
     counters = new_counters(game.name, len(names))
     for r in ordered:
@@ -800,20 +802,33 @@ def evaluate(
 
 
 class _RecordWriter:
-    """Writes chunks' records to one JSON Lines file in chunk order, whatever order they finish in."""
+    """Writes chunks' records to one JSON Lines file in chunk order, whatever order they finish in.
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        from bobshat_env.records import write_jsonl  # noqa: PLC0415
+    The records stream to a temporary file beside ``path`` that replaces it
+    only once every chunk is in (:class:`~bobshat_env.records.JsonlWriter`):
+    an interrupted tournament leaves the old file as it was, and two
+    tournaments writing one path leave one whole file, never a mix.
+    """
 
-        self.path, self.write = path, write_jsonl
+    def __init__(self, path: str | os.PathLike, chunks: int) -> None:
+        from bobshat_env.records import JsonlWriter  # noqa: PLC0415
+
+        self.out = JsonlWriter(path)
+        self.chunks = chunks
         self.next, self.waiting, self.count = 0, {}, 0
-        self.write(path, [])
 
     def add(self, r: _ChunkResult) -> None:
         self.waiting[r.index] = r.records
         while self.next in self.waiting:
-            self.count += self.write(self.path, self.waiting.pop(self.next), append=True)
+            self.count += self.out.write(self.waiting.pop(self.next))
             self.next += 1
+
+    def close(self) -> None:
+        """Put the file in place if every chunk was written, else drop it."""
+        if self.next == self.chunks:
+            self.out.commit()
+        else:
+            self.out.abort()
 
 
 # ==========================================================================
