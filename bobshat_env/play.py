@@ -42,6 +42,7 @@ from .core.cards import (
     OH_HELL_DECK,
     OH_RANK_CHARS,
     OH_SUIT_CHARS,
+    OH_SUITS,
     bh_card,
     bh_card_str,
     oh_card_str,
@@ -386,7 +387,6 @@ class _OhHellText:
     """Move names, input parsing and explanations for Oh Hell."""
 
     _SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
-    _SUIT_WORDS = tuple({"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}[c] for c in OH_SUIT_CHARS)
 
     def __init__(self, game: Game) -> None:
         self.game = game
@@ -445,7 +445,7 @@ class _OhHellText:
         if not state.hands[0, seat, card]:
             raise MoveError(f"you do not hold {oh_card_str(card)}")
         if not legal[card]:
-            led = self._SUIT_WORDS[int(state.led_suit[0])]
+            led = OH_SUITS[int(state.led_suit[0])]
             have = " ".join(oh_card_str(c) for c in np.flatnonzero(legal[: mod.N_CARDS]))
             raise MoveError(f"you must follow the suit led, {led}: you hold {have}")
         return card
@@ -469,7 +469,7 @@ class _OhHellText:
         return (
             f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: {int(state.hand_size[0])} cards each, "
             f"dealer {_seat_name(int(state.dealer[0]), human)}, trump card {oh_card_str(trump)} "
-            f"(trump {self._SUIT_WORDS[OH_HELL_DECK.suit_of[trump]]}) ==="
+            f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]}) ==="
         )
 
     def summary(self, final: Any, human: int) -> list[str]:

@@ -54,6 +54,7 @@ from .core.cards import (
     BH_TRUMPS,
     BOBS_HAT_DECK,
     OH_HELL_DECK,
+    OH_SUITS,
     bh_card_str,
     bh_parse_card,
     oh_card_str,
@@ -496,13 +497,12 @@ class _OhHellRules(_GameRules):
     names = np.array(_OH_NAMES, dtype=object)
     n_cards = oh_hell.N_CARDS
     deck = OH_HELL_DECK
-    SUITS = ("clubs", "diamonds", "hearts", "spades")
 
     def parse_card(self, text: Any) -> int:
         return oh_parse_card(text)
 
     def suit_name(self, suit: int) -> str:
-        return self.SUITS[suit]
+        return OH_SUITS[suit]
 
     def hand_size(self, cfg: OhHellConfig, hand_no: int) -> int:
         return cfg.hand_sizes[hand_no]

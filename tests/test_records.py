@@ -623,6 +623,43 @@ def test_oh_hell_faults(oh_record):
     assert _only(replay_record(r), "unknown card '1X'")[0].hand == 3
 
 
+def _oh_swap(record, led_char):
+    """In a trick led in suit ``led_char``, swap a follower's card of that suit with an off-suit card it plays
+    later; returns (trick, seat, card now played) or None if the record has no such trick."""
+    P = record["config"]["players"]
+    for hand in record["hands"]:
+        tricks = hand["tricks"]
+        for t, trick in enumerate(tricks):
+            if trick["cards"][0][1] != led_char:
+                continue
+            for i in range(1, P):
+                seat = (trick["leader"] + i) % P
+                if trick["cards"][i][1] != led_char:
+                    continue
+                for later in tricks[t + 1 :]:
+                    j = (seat - later["leader"]) % P
+                    if later["cards"][j][1] != led_char:
+                        trick["cards"][i], later["cards"][j] = later["cards"][j], trick["cards"][i]
+                        return t + 1, seat, trick["cards"][i]
+    return None
+
+
+@pytest.mark.parametrize(("char", "suit"), [("C", "clubs"), ("D", "diamonds"), ("H", "hearts"), ("S", "spades")])
+def test_oh_hell_replay_names_the_suit_led(played, char, suit):
+    """Issue 13.5: the suit named is the one led (it said spades for hearts: names were C-D-H-S, ids C-D-S-H)."""
+    for name in OH_CONFIGS:
+        for record in played[name][0]:
+            r = copy.deepcopy(record)
+            found = _oh_swap(r, char)
+            if found is None:
+                continue
+            trick, seat, card = found
+            (f,) = replay_record(r)
+            assert (f.trick, f.message) == (trick, f"seat {seat} played {card} but must follow {suit}")
+            return
+    raise AssertionError(f"no trick led in {suit} to break")
+
+
 def test_corrupt_records_never_raise(bh_record, oh_record, renege_record):
     """Random damage (deleted keys, odd values) becomes faults, never an exception."""
     rnd = random.Random(0)

@@ -90,6 +90,8 @@ def bh_parse_card(text: str) -> int:
 # --------------------------------------------------------------------------
 # Oh Hell (OpenSpiel's layout)
 OH_SUIT_CHARS = "CDSH"  # OpenSpiel's suit order: id 2 is the 2 of spades, id 3 the 2 of hearts
+OH_SUITS = ("clubs", "diamonds", "spades", "hearts")  # names by suit index, in the order of OH_SUIT_CHARS
+assert "".join(name[0].upper() for name in OH_SUITS) == OH_SUIT_CHARS
 OH_RANK_CHARS = "23456789TJQKA"
 OH_N_CARDS = 52
 
