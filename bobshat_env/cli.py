@@ -112,6 +112,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    if sys.stdin is None or sys.stdin.closed:
+        raise ConfigError("standard input is closed: play reads your moves from it (run it in a terminal)")
     from .games import make_game
     from .play import default_opponent, play
 
@@ -199,7 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated agent specs for the other seats in seat order, or one for all "
         "(default the strongest registered bot: strong, simple or random)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed of the deals and the bots (default: a fresh one, printed first)"
+    )
     p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
     p.set_defaults(func=cmd_play)
 

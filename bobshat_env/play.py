@@ -11,6 +11,13 @@ clear message and the question again. After every hand the scoring is
 explained bid by bid; at the end the game can be saved as a record
 (RECORDS.md) that ``bobshat replay`` checks.
 
+Each game draws a fresh seed unless one is given, and prints it first, so
+any game can be dealt again with ``--seed``. A ``save`` file is checked
+before the first deal (a path that cannot be written is refused before
+anyone plays); if saving still fails at the end (a full disk, a folder
+removed meanwhile), the record goes to a new file in the current folder or
+the temporary folder, and the message says where.
+
 End of input (Ctrl-D) or Ctrl-C ends the game at once and saves nothing.
 
 The input and output streams are parameters, so tests drive a whole game with
@@ -23,9 +30,13 @@ scripted input::
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import secrets
 import sys
+import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -49,6 +60,7 @@ from .core.cards import (
 )
 from .core.resample import void_tracker
 from .games import Game
+from .paths import check_writable
 from .render import render
 
 HUMAN = "human"
@@ -93,9 +105,10 @@ class PlayResult:
 
     completed: the game was played to its end. totals: the final (or, when
     abandoned, current) totals by seat. record: the game record (RECORDS.md),
-    None when abandoned. saved: the file the record was appended to, if any.
-    how: ``"finished"``, ``"quit"``, ``"eof"`` or ``"interrupt"``. hands: hands
-    scored.
+    None when abandoned. saved: the file the record was appended to, if any
+    (a fallback file when the ``save`` path failed at the end). how:
+    ``"finished"``, ``"quit"``, ``"eof"`` or ``"interrupt"``. hands: hands
+    scored. seed: the seed the game was dealt with (``--seed`` replays it).
     """
 
     completed: bool
@@ -104,6 +117,7 @@ class PlayResult:
     saved: str | None = None
     how: str = "finished"
     hands: int = 0
+    seed: int | None = None
 
     @property
     def exit_code(self) -> int:
@@ -514,9 +528,12 @@ class TerminalGame:
         seat: the human's seat.
         opponents: one agent per other seat, in seat order (agents or specs
             such as ``"strong"`` or ``"ppo:run/model.pt"``).
-        seed: seed of the deals (and of the bots built from specs).
+        seed: seed of the deals (and of the bots built from specs); None
+            draws a fresh one (:func:`new_seed`). It is printed first.
         input, output: text streams (default the terminal).
-        save: JSON Lines file to append the finished game's record to.
+        save: JSON Lines file to append the finished game's record to;
+            checked here, before any deal (``OutputPathError`` if it cannot
+            be written).
     """
 
     def __init__(
@@ -524,7 +541,7 @@ class TerminalGame:
         game: Game,
         seat: int = 0,
         opponents: Sequence[Any] | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         input: TextIO | None = None,  # noqa: A002 - the natural name, mirrors print(file=)
         output: TextIO | None = None,
         save: str | None = None,
@@ -537,17 +554,15 @@ class TerminalGame:
             opponents = opponents * (P - 1)
         if len(opponents) != P - 1:
             raise ValueError(f"name {P - 1} opponents (one per other seat) or one for all, got {len(opponents)}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer or None (a fresh one), got {seed!r}")
         self.game = game
         self.seat = int(seat)
-        self.seed = seed
+        self.seed = new_seed() if seed is None else int(seed)
         self.input = input
         self.out = output if output is not None else sys.stdout
         if save is not None:
-            folder = os.path.dirname(os.path.abspath(save))
-            if not os.path.isdir(folder):
-                raise ValueError(f"cannot save to {save}: the folder {folder} does not exist")
-            if os.path.isdir(save):
-                raise ValueError(f"cannot save to {save}: it is a folder; name a .jsonl file")
+            check_writable(save, "--save", append=True)
         self.save = save
         self.text = _text_for(game)
         self.state: Any = None  # the game being played (B = 1), set by run()
@@ -563,7 +578,7 @@ class TerminalGame:
             if isinstance(spec, str):
                 from agents import make_agent  # noqa: PLC0415 - agents sit above the env package
 
-                self.agents.append(make_agent(spec, game, seed=seed * 1000 + p))
+                self.agents.append(make_agent(spec, game, seed=self.seed * 1000 + p))
                 self.names.append(spec)
             else:
                 self.agents.append(spec)
@@ -577,6 +592,8 @@ class TerminalGame:
     def ask(self, prompt: str) -> str:
         """One line of input; raises _Quit at the end of the input."""
         if self.input is None:
+            if sys.stdin is None or sys.stdin.closed:  # started with stdin closed (`bobshat play <&-`)
+                raise _Quit("eof")
             try:
                 return input(prompt)
             except EOFError:
@@ -656,7 +673,7 @@ class TerminalGame:
     # -- the game
     def run(self) -> PlayResult:
         """Play the game to its end (or until the human leaves)."""
-        from .records import Recorder, write_jsonl  # noqa: PLC0415 - only a played game needs it
+        from .records import Recorder  # noqa: PLC0415 - only a played game needs it
 
         game, P, human = self.game, self.game.players, self.seat
         state = self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
@@ -664,6 +681,7 @@ class TerminalGame:
         record: dict | None = None
         seats = ", ".join(f"player_{p}: {'you' if p == human else self.names[p]}" for p in range(P))
         self.say(f"{_title(game)} - {P} players ({seats}). Type ? at any prompt for help.")
+        self.say(f"Seed {self.seed} (play these deals again with --seed {self.seed}).")
         self.say(self.text.hand_header(state, human))
         hands = 0
         # Bots that declare ``needs_public`` also get the public void record (as in the arena).
@@ -693,23 +711,39 @@ class TerminalGame:
         except _Quit as q:
             self.say()
             self.say("Game abandoned: nothing saved." if q.how != "quit" else "You left the game: nothing saved.")
-            return PlayResult(False, state.scores[0].astype(int).tolist(), how=q.how, hands=hands)
+            return PlayResult(False, state.scores[0].astype(int).tolist(), how=q.how, hands=hands, seed=self.seed)
         except KeyboardInterrupt:
             self.say()
             self.say("Interrupted: game abandoned, nothing saved.")
-            return PlayResult(False, state.scores[0].astype(int).tolist(), how="interrupt", hands=hands)
+            return PlayResult(False, state.scores[0].astype(int).tolist(), how="interrupt", hands=hands, seed=self.seed)
         totals = state.scores[0].astype(int).tolist()
         self._final(totals)
-        saved = None
-        if self.save and record is not None:
+        saved = self._save(record) if self.save and record is not None else None
+        return PlayResult(True, totals, record, saved, hands=hands, seed=self.seed)
+
+    def _save(self, record: dict) -> str | None:
+        """Append the record to ``save``; if that fails, to a new file nearby. Returns where it went."""
+        from .records import write_jsonl  # noqa: PLC0415
+
+        try:
+            write_jsonl(self.save, [record], append=True)
+        except OSError as err:
+            self.say(f"Could not save the game to {self.save}: {err.strerror or err}.")
+        else:
+            self.say(f"Game saved to {self.save} (check it with: bobshat replay {self.save}).")
+            return self.save
+        name = f"bobshat-game-{time.strftime('%Y%m%d-%H%M%S')}-seed{self.seed}.jsonl"
+        for folder in (os.getcwd, tempfile.gettempdir):
             try:
-                write_jsonl(self.save, [record], append=True)
-            except OSError as err:
-                self.say(f"Could not save the game to {self.save}: {err.strerror or err}.")
-            else:
-                saved = self.save
-                self.say(f"Game saved to {self.save} (check it with: bobshat replay {self.save}).")
-        return PlayResult(True, totals, record, saved, hands=hands)
+                path = os.path.join(folder(), name)
+                write_jsonl(path, [record], append=True)
+            except OSError:
+                continue
+            self.say(f"Saved it to {path} instead (check it with: bobshat replay {path}).")
+            return path
+        self.say("No folder could take it either; here is the record, one JSON line to keep:")
+        self.say(json.dumps(record, separators=(",", ":")))
+        return None
 
     def _report(self, snap: Any, action: int, res: Any, state: Any) -> int:
         """Print what one step did; returns 1 if it ended a hand."""
@@ -771,11 +805,16 @@ def _title(game: Game) -> str:
     return "Where's Bob's Hat?" if game.name == "bobs_hat" else "Oh Hell"
 
 
+def new_seed() -> int:
+    """A fresh seed for a terminal game: 0 to 999,999,999, short enough to type back."""
+    return secrets.randbelow(10**9)
+
+
 def play(
     game: Game,
     seat: int = 0,
     opponents: Sequence[Any] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     input: TextIO | None = None,  # noqa: A002
     output: TextIO | None = None,
     save: str | None = None,
@@ -799,4 +838,4 @@ def default_opponent(game: Game) -> str:
     return "random"
 
 
-__all__ = ["HUMAN", "MoveError", "PlayResult", "TerminalGame", "default_opponent", "play"]
+__all__ = ["HUMAN", "MoveError", "PlayResult", "TerminalGame", "default_opponent", "new_seed", "play"]

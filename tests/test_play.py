@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
 
 import numpy as np
@@ -539,3 +543,108 @@ def test_garbage_input_never_crashes(name):
     result, out, oracle = run_game(game, decide, seed=1)
     assert_valid_record(result, game)
     assert out.count("Not allowed") + out.count("No move") + out.count("Type a move") >= 6
+
+
+# --------------------------------------------------------------------------
+# Issue 13: saving where it cannot, a fresh seed, stdin closed
+def test_unwritable_save_is_refused_before_the_first_deal(tmp_path, monkeypatch, capsys):
+    """Issue 13.4: a path no file can have is refused before anyone plays (it used to play the game, then lose it)."""
+    game = make_game("bobs_hat", players=3, hands=1)
+    bad = tmp_path / ("x" * 300 + ".jsonl")  # too long a name: unwritable, even for root
+    with pytest.raises(ValueError, match="--save: cannot write .*too long"):
+        TerminalGame(game, 0, ["random"], save=str(bad))
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 500))
+    assert main(["play", "--players", "3", "--hands", "1", "--opponents", "random", "--save", str(bad)]) == 2
+    captured = capsys.readouterr()
+    assert "bobshat play: error: --save: cannot write" in captured.err and "too long" in captured.err
+    assert "=== Hand" not in captured.out  # no game was dealt
+
+
+def test_read_only_save_folder_is_refused_before_the_first_deal(tmp_path):
+    from test_paths import read_only_folder
+
+    folder = read_only_folder(tmp_path / "ro")
+    try:
+        with pytest.raises(ValueError, match="--save: cannot write .*Permission denied"):
+            TerminalGame(make_game("bobs_hat", players=3, hands=1), 0, ["random"], save=str(folder / "g.jsonl"))
+    finally:
+        folder.chmod(0o700)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs a device that is always full")
+def test_save_failing_at_the_end_goes_to_a_fallback_file(tmp_path, monkeypatch):
+    """Issue 13.4: the check passes but the write fails (disk full): the record lands in the current folder."""
+    monkeypatch.chdir(tmp_path)
+    game = make_game("bobs_hat", players=3, hands=1)
+    result, out, _ = run_game(game, typed_moves(0), seed=5, save="/dev/full")
+    assert "Could not save the game to /dev/full: No space left on device." in out
+    (saved,) = tmp_path.iterdir()
+    assert result.saved == str(saved) and saved.name.startswith("bobshat-game-") and saved.name.endswith("-seed5.jsonl")
+    assert f"Saved it to {saved} instead (check it with: bobshat replay {saved})." in out
+    assert replay_file(saved) == (1, [])
+
+
+def test_fallback_goes_to_the_temp_folder_when_the_current_one_is_gone(tmp_path, monkeypatch):
+    here, spare = tmp_path / "here", tmp_path / "spare"
+    here.mkdir()
+    spare.mkdir()
+    target = here / "games.jsonl"
+    game = make_game("bobs_hat", players=3, hands=1)
+    tg = TerminalGame(
+        game, 0, ["random"], seed=2, input=io.StringIO("1\n" * 500), output=io.StringIO(), save=str(target)
+    )
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(tempfile, "tempdir", str(spare))
+    here.rmdir()  # the save folder and the current folder vanish during the game
+    result = tg.run()
+    (saved,) = spare.iterdir()
+    assert result.saved == str(saved) and replay_file(saved) == (1, [])
+    assert f"Saved it to {saved} instead" in tg.out.getvalue()
+
+
+def test_play_draws_a_fresh_seed_and_prints_it():
+    """Issue 13.12: no seed, a new deal each game; the printed seed deals the same game again."""
+    game = make_game("bobs_hat", players=3, hands=1)
+    a, out_a, _ = run_game(game, typed_moves(1), seed=None)
+    b, _, _ = run_game(game, typed_moves(1), seed=None)
+    assert a.seed != b.seed  # two draws from 10**9 seeds
+    assert f"Seed {a.seed} (play these deals again with --seed {a.seed})." in out_a
+    again, _, _ = run_game(game, typed_moves(1), seed=a.seed)
+    assert again.record == a.record
+    assert a.record["hands"][0]["deal"] != b.record["hands"][0]["deal"]
+
+
+def test_cli_play_prints_its_seed(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 500))
+    assert main(["play", "--players", "3", "--hands", "1", "--opponents", "random"]) == 0
+    out = capsys.readouterr().out
+    seed = int(out.split("Seed ", 1)[1].split(" ", 1)[0])
+    assert f"play these deals again with --seed {seed})" in out
+
+
+@pytest.mark.parametrize("stdin", [None, "closed"])
+def test_cli_play_with_stdin_closed(stdin, monkeypatch, capsys):
+    """Issue 13.6: `bobshat play <&-` was `RuntimeError: input(): lost sys.stdin`."""
+    if stdin == "closed":
+        stdin = io.StringIO()
+        stdin.close()
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["play", "--players", "3", "--opponents", "random"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "bobshat play: error: standard input is closed: play reads your moves from it (run it in a terminal)\n"
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes fd 0 before exec")
+def test_cli_play_with_stdin_closed_in_a_real_process():
+    proc = subprocess.run(
+        [sys.executable, "-m", "bobshat_env.cli", "play", "--players", "3"],
+        preexec_fn=lambda: os.close(0),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+    assert proc.returncode == 2
+    assert "standard input is closed" in proc.stderr and "Traceback" not in proc.stderr
