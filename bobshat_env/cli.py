@@ -77,6 +77,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
     if args.games < 1:
         raise ConfigError(f"--games must be at least 1, got {args.games}")
+    check_outputs(args, "records")
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
     if args.records:
@@ -105,10 +106,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay_main(args.file)
 
 
+def check_outputs(args: argparse.Namespace, *flags: str) -> None:
+    """Refuse output paths that cannot be written before any game is played (``-`` is stdout)."""
+    from .paths import check_writable
+
+    for flag in flags:
+        path = getattr(args, flag)
+        if path is not None and path != "-":
+            check_writable(path, f"--{flag}")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from train.evaluate import cli_eval
 
-    return cli_eval(args, game_options(args))
+    options = game_options(args)
+    check_outputs(args, "json", "records", "plot")
+    return cli_eval(args, options)
 
 
 def cmd_play(args: argparse.Namespace) -> int:

@@ -1007,6 +1007,9 @@ def _iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]
             except json.JSONDecodeError as err:
                 yield n, None, f"line {n} is not valid JSON: {err.msg} (column {err.colno})"
                 continue
+            except RecursionError:  # e.g. 100,000 nested brackets: the parser gives up, the file goes on
+                yield n, None, f"line {n} is nested too deeply to read (a record is a few levels deep)"
+                continue
             if not isinstance(value, dict):
                 yield n, None, f"line {n} is not a record: a record is a JSON object, got {type(value).__name__}"
                 continue

@@ -78,3 +78,40 @@ def test_agent_lists_keep_each_specs_options():
         "simple",
     ]
     assert split_specs("random,,random") == ["random", "random"]
+
+
+# --------------------------------------------------------------------------
+# Issue 13.6: output paths are checked before playing, corrupt lines do not stop a replay
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--games", "2", "--records", "{dir}"],
+        ["eval", "--deals", "1", "--json", "{dir}"],
+        ["eval", "--deals", "1", "--plot", "{dir}"],
+        ["eval", "--deals", "1", "--records", "{dir}"],
+        ["eval", "--deals", "1", "--json", "{dir}/no/such/folder/x.json"],
+    ],
+)
+def test_output_paths_are_checked_before_any_game(argv, tmp_path, capsys):
+    argv = [a.replace("{dir}", str(tmp_path)) for a in argv]
+    flag = next(a for a in argv if a.startswith("--") and a not in ("--games", "--deals"))
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"bobshat {argv[0]}: error: {flag}: cannot write {argv[-1]}: ")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert "decisions" not in captured.out  # no game was played
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_reports_a_deeply_nested_line_and_goes_on(tmp_path, capsys):
+    path = tmp_path / "games.jsonl"
+    assert main(["simulate", "--players", "3", "--hands", "1", "--games", "2", "--records", str(path)]) == 0
+    good = path.read_text().splitlines()
+    path.write_text("\n".join([good[0], "[" * 100_000 + "]" * 100_000, good[1]]) + "\n")
+    capsys.readouterr()
+    assert main(["replay", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "record 1 (line 1): bobs_hat, 3 players, 1 hand entries" in out and ": ok" in out
+    assert "record 2 (line 2): 1 fault(s)\n  line 2: line 2 is nested too deeply to read" in out
+    assert "record 3 (line 3): bobs_hat" in out
+    assert "3 record(s): 2 valid, 1 with faults" in out
