@@ -243,3 +243,67 @@ def test_smoke_run_with_symmetry_features_and_margin_reward_resumes(tmp_path, ca
     # the network's structure must match to resume
     rc = cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), "--total-decisions", "2048", "--resume"])
     assert rc == 2 and "trump_symmetry=True" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# Issue 13.6: a run folder that cannot take checkpoints, malformed YAML: one clear line
+def _train_fails(tmp_path: Path, capsys: pytest.CaptureFixture, *extra: str) -> str:
+    rc = cli_main(["train", "--config", SMOKE, "--runs-dir", str(tmp_path), *extra])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.startswith("bobshat train: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_resume_into_a_run_whose_checkpoint_cannot_be_replaced(tmp_path, capsys):
+    summary = _train(tmp_path, capsys, "--total-decisions", "256")
+    run = Path(summary["run_dir"])
+    (run / "ckpt.pt.json").unlink()
+    (run / "ckpt.pt.json").mkdir()  # a folder in the way: os.replace fails, for root too
+    (run / "ckpt.pt.json" / "keep").write_text("")
+    before = (run / "ckpt.pt").read_bytes()
+    err = _train_fails(tmp_path, capsys, "--total-decisions", "1024", "--resume")
+    assert f"run folder: cannot write {run / 'ckpt.pt.json'}: it is a folder" in err
+    assert (run / "ckpt.pt").read_bytes() == before
+
+
+def test_resume_into_a_read_only_run_folder(tmp_path, capsys):
+    from test_paths import read_only_folder
+
+    summary = _train(tmp_path, capsys, "--total-decisions", "256")
+    run = read_only_folder(Path(summary["run_dir"]))
+    try:
+        err = _train_fails(tmp_path, capsys, "--total-decisions", "1024", "--resume")
+    finally:
+        run.chmod(0o700)
+    assert f"run folder: cannot write {run / 'ckpt.pt'}: Permission denied" in err
+
+
+def test_runs_dir_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "runs").write_text("")
+    err = _train_fails(tmp_path / "runs", capsys)
+    assert "cannot make the run folder" in err and "Not a directory" in err
+
+
+def test_a_checkpoint_that_fails_to_save_ends_the_run_with_one_line(tmp_path, capsys, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("train.ppo.save_training_state", full_disk)
+    err = _train_fails(tmp_path, capsys, "--total-decisions", "256")
+    assert "cannot save the checkpoint" in err and "No space left on device" in err
+
+
+def test_malformed_yaml_names_the_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("game: bobs_hat\nhidden: [32, 32\nnum_envs: 4\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: not valid YAML at line 3, column 9: expected ',' or '\]'"):
+        parse_args(["--config", str(bad)])
+    bad.write_text("game: bobs_hat\n  players: 4\n")
+    assert cli_main(["train", "--config", str(bad)]) == 2
+    assert capsys.readouterr().err == (
+        f"bobshat train: error: {bad}: not valid YAML at line 2, column 10: mapping values are not allowed here\n"
+    )
+    with pytest.raises(ValueError, match=r"--hidden '\[1,': not valid YAML at line 1"):
+        parse_args(["--config", SMOKE, "--hidden", "[1,"])

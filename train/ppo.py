@@ -81,6 +81,7 @@ from agents.ppo_agent import (
 from bobshat_env.core.resample import void_tracker
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
+from bobshat_env.paths import check_writable
 from bobshat_env.vector import VectorEnv
 from train.selfplay import SELF, OpponentPool, duplicate_evals, win_shares
 
@@ -161,17 +162,36 @@ STRUCTURAL = ("game", "players", "game_options", "hidden", "trump_symmetry", "tr
 
 # --------------------------------------------------------------------------
 # Arguments: a YAML preset, then --key value overrides
+def _yaml_error(where: str, err: yaml.YAMLError) -> ValueError:
+    """A YAML syntax error as one line naming ``where`` and the line and column of the problem."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    what = getattr(err, "problem", None) or str(err).splitlines()[0]
+    ctx, ctx_mark = getattr(err, "context", None), getattr(err, "context_mark", None)
+    if ctx and ctx_mark is not None and mark is not None and ctx_mark.line != mark.line:
+        what += f" ({ctx} at line {ctx_mark.line + 1}, column {ctx_mark.column + 1})"
+    return ValueError(f"{where}: not valid YAML{at}: {what}")
+
+
+def _load_yaml_value(name: str, text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise _yaml_error(f"--{name.replace('_', '-')} {text!r}", err) from None
+
+
 def _coerce(name: str, value: Any, default: Any) -> Any:
     """``value`` (from YAML or the command line) as the type of ``default``; ValueError naming ``name``."""
     if isinstance(value, str) and not isinstance(default, str):
-        value = yaml.safe_load(value) if not isinstance(default, list) or value.strip().startswith("[") else value
+        if not isinstance(default, list) or value.strip().startswith("["):
+            value = _load_yaml_value(name, value)
     if isinstance(default, float) and isinstance(value, str):
         try:  # YAML 1.1 reads "1e-3" (no dot) as a string; Python's float() reads it as a number
             value = float(value)
         except ValueError:
             pass
     if isinstance(default, list) and isinstance(value, str):
-        value = [yaml.safe_load(v) for v in value.split(",") if v.strip()]
+        value = [_load_yaml_value(name, v) for v in value.split(",") if v.strip()]
     ok = {
         bool: lambda v: isinstance(v, bool),
         int: lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -218,7 +238,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
         path = Path(config)
         if not path.is_file():
             raise FileNotFoundError(f"no config file {config!r}")
-        data = yaml.safe_load(path.read_text()) or {}
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as err:
+            raise _yaml_error(config, err) from None
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{config}: not a YAML text file (not UTF-8 at byte {err.start})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{config}: a config is a mapping of Args fields, got {type(data).__name__}")
         unknown = sorted(set(data) - known)
@@ -251,6 +276,25 @@ def check_args(args: Args) -> None:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
         raise ValueError(f"self_play_prob must be in [0, 1], got {args.self_play_prob}")
+
+
+RUN_FILES = ("ckpt.pt", "ckpt.pt.json", "policy.pt", "policy.pt.json")  # what save_training_state replaces
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """Make the run folder and refuse one that cannot take the checkpoints, before any training.
+
+    Replacing a file needs a writable folder and a name that is not a
+    folder (:func:`bobshat_env.paths.check_writable`); found at the first
+    checkpoint instead, it was a ``PermissionError`` traceback after the
+    iteration's work, and a second one from TensorBoard's writer thread.
+    """
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot make the run folder {run_dir}: {err.strerror or err}") from None
+    for name in RUN_FILES:
+        check_writable(run_dir / name, "run folder")
 
 
 def default_run_name(args: Args) -> str:
@@ -452,6 +496,7 @@ def train(args: Args) -> dict[str, Any]:
         torch.set_num_threads(args.torch_threads)
     torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
     game = make_game(args.game, players=args.players, **args.game_options)
+    check_run_dir(run_dir)
 
     # ---- set-up: seeding, network, optimizer, pool --------------------------------
     gen = np.random.default_rng(args.seed)
@@ -767,7 +812,12 @@ def train(args: Args) -> dict[str, Any]:
                 "rng_numpy": gen.bit_generator.state,
                 "run_name": run_name,
             }
-            save_training_state(ckpt_path, args, game, net, optimizer, pool, progress_meta)
+            try:
+                save_training_state(ckpt_path, args, game, net, optimizer, pool, progress_meta)
+            except OSError as err:  # one clear line; the last checkpoint written stays as it was
+                progress.close()
+                writer.close()
+                raise ValueError(f"cannot save the checkpoint {ckpt_path}: {err.strerror or err}") from None
     progress.close()
     writer.close()
     summary = {"run_dir": str(run_dir), "global_step": global_step, "iteration": iteration}
