@@ -51,7 +51,7 @@ def play_games(
     """Play ``n_games`` full games with ``agents[p]`` in seat ``p``.
 
     recorder_factory: optional ``f(game, keys, game_ids) -> recorder`` whose
-    ``observe_step(...)``/``records()`` turn the games into RECORDS.md dicts.
+    ``observe_step(...)``/``records()`` turn the games into records (docs/records.md).
     progress: optional callable taking the number of games just finished.
     keys: optional (n_games,) explicit chance keys, used instead of
     ``rng.game_keys(seed, i)``; equal keys give equal deals (duplicate play).

@@ -50,7 +50,7 @@ def _from_dict(cls: type, data: dict[str, Any]) -> Any:
 
 @dataclass(frozen=True)
 class BobsHatConfig:
-    """Options of a game of Where's Bob's Hat? (RULES.md section 1).
+    """Options of a game of Where's Bob's Hat? (docs/rules.md).
 
     players: 3 to 5. hands: number of hands, default 12/10/8 for 3/4/5
     players, at most what the deck allows (``players * (4 + hands) <= 60``).
@@ -103,7 +103,7 @@ class BobsHatConfig:
 
 @dataclass(frozen=True)
 class OhHellConfig:
-    """Options of a game of Oh Hell (RULES.md section 2).
+    """Options of a game of Oh Hell (docs/rules.md).
 
     players: 3 to 7. deal_style: one of ``OH_DEAL_STYLES``. scoring: one of
     ``OH_SCORINGS``. first_dealer: a seat, or -1 to draw it from the seed.

@@ -4,12 +4,12 @@ One human seat, every other seat a bot (any agent spec). Each time it is the
 human's turn the table is drawn (trump, Bob's Hat and who holds it, bids, the
 current trick, cards taken, scores; only the human's hand is shown) with the
 legal moves numbered. A move is typed as its number or in card notation
-(RULES.md section 3): ``blue14`` / ``QS`` for cards, ``hat+10`` / ``hat-10``
+(docs/rules.md): ``blue14`` / ``QS`` for cards, ``hat+10`` / ``hat-10``
 for the dealer's hat choice, ``blue+fewest`` / ``none`` for Bob's Hat bids and
 the number of tricks for an Oh Hell bid. Anything else is answered with a
 clear message and the question again. After every hand the scoring is
 explained bid by bid; at the end the game can be saved as a record
-(RECORDS.md) that ``bobshat replay`` checks.
+(docs/records.md) that ``bobshat replay`` checks.
 
 Each game draws a fresh seed unless one is given, and prints it first, so
 any game can be dealt again with ``--seed``. A ``save`` file is checked
@@ -104,7 +104,7 @@ class PlayResult:
     """How a terminal game ended.
 
     completed: the game was played to its end. totals: the final (or, when
-    abandoned, current) totals by seat. record: the game record (RECORDS.md),
+    abandoned, current) totals by seat. record: the game record (docs/records.md),
     None when abandoned. saved: the file the record was appended to, if any
     (a fallback file when the ``save`` path failed at the end). how:
     ``"finished"``, ``"quit"``, ``"eof"`` or ``"interrupt"``. hands: hands

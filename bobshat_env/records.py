@@ -1,8 +1,8 @@
-"""Game records (RECORDS.md): record batched play, write and read JSON Lines, replay.
+"""Game records (docs/records.md): record batched play, write and read JSON Lines, replay.
 
 A record is one finished game as a JSON object; a records file holds one per
 line. Records are how games are shared, audited and turned into data sets, so
-two things matter here: the recorder writes exactly the format of RECORDS.md,
+two things matter here: the recorder writes exactly the format of docs/records.md,
 and the replay trusts nothing in a record but rebuilds every hand with the
 batched rules core and reports every disagreement as a :class:`Fault`.
 
@@ -638,7 +638,7 @@ _ENTRY_ARRAYS = (
 
 
 class Recorder:
-    """Turns batched play into RECORDS.md dicts, one per finished game.
+    """Turns batched play into record dicts (docs/records.md), one per finished game.
 
     Args:
         game: a :class:`~bobshat_env.games.Game` or a ``BobsHatConfig`` /

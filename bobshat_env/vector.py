@@ -52,7 +52,7 @@ class VectorEnv:
         copy_obs: return a fresh observation array each step (default). With
             False the env reuses one buffer, overwritten by the next step:
             faster when the caller copies it into a rollout buffer anyway.
-        record: keep a RECORDS.md record of every finished game, collected
+        record: keep a record (docs/records.md) of every finished game, collected
             with :meth:`pop_records` (costs a little time per step).
         agent_names: the names written in the records, one per seat.
         **options: the game's options (see :mod:`bobshat_env.config`).

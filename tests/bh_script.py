@@ -3,7 +3,7 @@
 One game (B = 1) driven through the batched core with explicit deals:
 ``init(cfg, keys, auto_deal=False)``, then :func:`bobs_hat.deal` and
 :func:`bobs_hat.step` with ``auto_deal=False``. Cards are written as in
-RULES.md section 3 (``blue14``, ``red3``), trumps as ``blue``/``red``/
+the notation of docs/rules.md (``blue14``, ``red3``), trumps as ``blue``/``red``/
 ``black``/``none`` and bids as ``+``-joined bid cards: ``blue``, ``red``,
 ``black``, ``fewest`` (twice for double fewest), or ``none`` for no bid.
 """

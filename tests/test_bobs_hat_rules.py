@@ -1,4 +1,4 @@
-"""Every rule of Where's Bob's Hat? (RULES.md section 1), pinned with exact numbers.
+"""Every rule of Where's Bob's Hat? (docs/rules.md), pinned with exact numbers.
 
 Scripted hands use three players, seat 0 = Anna, 1 = Bob, 2 = Chris, as in
 the rulebook's examples. Cards are written ``blue14``; a trick is written in
@@ -81,7 +81,7 @@ HAT_TAKEN = [[3, 0, 3], [0, 6, 0], [3, 0, 0]]
 
 
 # --------------------------------------------------------------------------
-# Worked examples of RULES.md, through score_hand
+# The rulebook's worked examples (docs/rules.md), through score_hand
 def test_example_anna_most_blue_score_hand():
     cfg = cfg3()
     # Anna 4 blue, Bob 3, Chris 1: Anna +9 (Bob most black 3 -> +8, Chris fewest 3 of 6/6 -> +5).

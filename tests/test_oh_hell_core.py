@@ -1,7 +1,7 @@
-"""Rules tests for the batched Oh Hell core (RULES.md section 2).
+"""Rules tests for the batched Oh Hell core (docs/rules.md).
 
-Scripted games use explicit deals (``auto_deal=False``) and card notation
-from RULES.md section 3 (``AS``, ``TH``, ``2C``); every expected number is
+Scripted games use explicit deals (``auto_deal=False``) and the card notation
+of docs/rules.md (``AS``, ``TH``, ``2C``); every expected number is
 written out. Random-play tests check invariants over a grid of configs.
 """
 

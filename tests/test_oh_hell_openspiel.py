@@ -102,7 +102,7 @@ def test_same_deal_same_play_same_scores(players):
 def test_openspiel_scoring_parameters():
     """Pin OpenSpiel's scoring: positive scoring is its default
     (``off_bid_penalty=False``, ``points_per_trick=1``); its off-bid penalty
-    mode is none of RULES.md's modes (made: ``ppt * tricks + 10``, missed:
+    mode is none of our scoring modes (docs/rules.md) (made: ``ppt * tricks + 10``, missed:
     ``-ppt * |tricks - bid|``)."""
     cfg = OhHellConfig(players=3)
     hands = np.zeros((3, 52), dtype=bool)

@@ -730,7 +730,7 @@ def evaluate(
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
     See the module docstring for duplicate play, the statistics and the
-    reproducibility guarantee. ``records_path``: write every game (RECORDS.md)
+    reproducibility guarantee. ``records_path``: write every game (docs/records.md)
     there, in game order. ``progress``: a progress bar on stderr.
     ``mp_context``: how worker processes start; ``spawn`` (default) is safe
     with agents that use torch; ``fork`` also sees agents registered at run

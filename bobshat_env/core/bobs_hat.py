@@ -1,4 +1,4 @@
-"""Batched rules of Where's Bob's Hat? (RULES.md section 1).
+"""Batched rules of Where's Bob's Hat? (docs/rules.md).
 
 B games are held in one :class:`State` of arrays with a leading batch
 dimension and stepped together: every game has exactly one player to act, and
@@ -88,7 +88,7 @@ def bid_code(most: tuple[str, ...] | list[str] = (), fewest: int = 0) -> int:
 
 
 def bid_cards(code: int) -> list[str]:
-    """The bid cards of a bid code, as RECORDS.md writes them."""
+    """The bid cards of a bid code, as records write them (docs/records.md)."""
     out = [name for i, name in enumerate(BID_NAMES) if code >> i & 1]
     return out + ["fewest"] * (code // 8)
 

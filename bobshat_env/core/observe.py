@@ -427,7 +427,7 @@ def bh_decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dic
     """The facts in one Bob's Hat observation vector, in plain Python values.
 
     Seats are relative to the observer. A bid is a list of bid-card names
-    (RECORDS.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
+    (docs/records.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
     """
     d = bh_layout(cfg, view).decode(vec)
     P = cfg.players

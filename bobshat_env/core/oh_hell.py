@@ -1,4 +1,4 @@
-"""Batched rules of Oh Hell (RULES.md section 2).
+"""Batched rules of Oh Hell (docs/rules.md).
 
 B games are held in one :class:`State` of arrays with a leading batch
 dimension and stepped together: every running game has exactly one player to
