@@ -307,3 +307,9 @@ def test_malformed_yaml_names_the_file_and_line(tmp_path, capsys):
     )
     with pytest.raises(ValueError, match=r"--hidden '\[1,': not valid YAML at line 1"):
         parse_args(["--config", SMOKE, "--hidden", "[1,"])
+
+
+def test_resume_without_a_run_makes_no_folder(tmp_path, capsys):
+    err = _train_fails(tmp_path / "runs", capsys, "--resume")
+    assert "no checkpoint" in err
+    assert not (tmp_path / "runs").exists()

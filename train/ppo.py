@@ -281,14 +281,18 @@ def check_args(args: Args) -> None:
 RUN_FILES = ("ckpt.pt", "ckpt.pt.json", "policy.pt", "policy.pt.json")  # what save_training_state replaces
 
 
-def check_run_dir(run_dir: Path) -> None:
+def check_run_dir(run_dir: Path, create: bool = True) -> None:
     """Make the run folder and refuse one that cannot take the checkpoints, before any training.
 
     Replacing a file needs a writable folder and a name that is not a
     folder (:func:`bobshat_env.paths.check_writable`); found at the first
     checkpoint instead, it was a ``PermissionError`` traceback after the
     iteration's work, and a second one from TensorBoard's writer thread.
+    ``create=False`` (``--resume``): a missing folder is left to the
+    checkpoint loader's "no checkpoint" error, and not made.
     """
+    if not create and not run_dir.is_dir():
+        return
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -496,7 +500,7 @@ def train(args: Args) -> dict[str, Any]:
         torch.set_num_threads(args.torch_threads)
     torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
     game = make_game(args.game, players=args.players, **args.game_options)
-    check_run_dir(run_dir)
+    check_run_dir(run_dir, create=not args.resume)
 
     # ---- set-up: seeding, network, optimizer, pool --------------------------------
     gen = np.random.default_rng(args.seed)
