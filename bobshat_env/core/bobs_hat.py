@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
 
 from ..config import BobsHatConfig
 from . import rng
-from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str
+from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str, bh_parse_card
 from .compiled import batch_kernel, step_chunks
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
@@ -472,3 +473,63 @@ def step(
         trump, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], state.attempt[pending])
         _start_hand(state, pending, trump, hands)
     return res
+
+
+# --------------------------------------------------------------------------
+# The game's answers to the rest of the package. Every core game module
+# defines these names (oh_hell.py too); bobshat_env.games.Game, the suit
+# symmetry, the search and the trick features ask them instead of branching
+# on the game's name. Observation and search code is built on this module,
+# so the functions below import it when called.
+NAME = "bobs_hat"
+DECK = BOBS_HAT_DECK
+card_str = bh_card_str  # card id -> notation ("blue14")
+parse_card = bh_parse_card  # notation -> card id; ValueError otherwise
+HAT_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
+
+
+def layout(cfg: BobsHatConfig, view: str = "private") -> Any:
+    """The observation layout (:func:`bobshat_env.core.observe.bh_layout`)."""
+    from .observe import bh_layout  # noqa: PLC0415 - observe is built on this module
+
+    return bh_layout(cfg, view)
+
+
+def observe(
+    cfg: BobsHatConfig, state: State, seat: Any = None, view: str = "private", out: np.ndarray | None = None
+) -> np.ndarray:
+    """(B, D) observations (:func:`bobshat_env.core.observe.bh_observe`)."""
+    from .observe import bh_observe  # noqa: PLC0415
+
+    return bh_observe(cfg, state, seat=seat, view=view, out=out)
+
+
+def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts in one observation vector (:func:`bobshat_env.core.observe.bh_decode`)."""
+    from .observe import bh_decode  # noqa: PLC0415
+
+    return bh_decode(cfg, vec, view=view)
+
+
+def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
+    """What a seat knows, as a state with hidden hands empty (:func:`bobshat_env.core.resample.bh_public_state`)."""
+    from .resample import bh_public_state  # noqa: PLC0415 - resample is built on this module
+
+    return bh_public_state(cfg, obs, seat)
+
+
+# Suit symmetry (core/symmetry.py): the observation slices indexed by card and
+# by suit, and the trump one-hot whose value picks the relabelling.
+SYMMETRY_CARD_SLICES = ("hand", "played", "trick", "all_hands")
+SYMMETRY_SUIT_SLICES = ("bids", "taken", "trump")
+TRUMP_SLICE = "trump"
+
+
+def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
+    """(N_ACTIONS,) action ids under a suit relabelling: cards by ``cards``, hat choices unchanged,
+    bids with their "most" suits relabelled by ``suits`` (fewest unchanged)."""
+    bids = np.arange(N_BID_CODES)
+    for code in range(N_BID_CODES):
+        most, fewest = code % 8, code // 8
+        bids[code] = sum(1 << int(suits[s]) for s in range(3) if most >> s & 1) + 8 * fewest
+    return np.concatenate([cards, [HAT_PLUS, HAT_MINUS], BID_BASE + bids])

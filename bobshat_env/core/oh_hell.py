@@ -39,13 +39,14 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
 
 from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
-from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str
+from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
 from .compiled import batch_kernel, step_chunks
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
@@ -436,3 +437,54 @@ def step(
         trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending])
         _start_hand(cfg, state, pending, trump_card, hands)
     return res
+
+
+# --------------------------------------------------------------------------
+# The game's answers to the rest of the package, under the names every core
+# game module defines (see the end of bobs_hat.py).
+NAME = "oh_hell"
+DECK = OH_HELL_DECK
+card_str = oh_card_str  # card id -> notation ("QS")
+parse_card = oh_parse_card  # notation -> card id; ValueError otherwise
+HAT_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
+
+
+def layout(cfg: OhHellConfig, view: str = "private") -> Any:
+    """The observation layout (:func:`bobshat_env.core.observe.oh_layout`)."""
+    from .observe import oh_layout  # noqa: PLC0415 - observe is built on this module
+
+    return oh_layout(cfg, view)
+
+
+def observe(
+    cfg: OhHellConfig, state: State, seat: Any = None, view: str = "private", out: np.ndarray | None = None
+) -> np.ndarray:
+    """(B, D) observations (:func:`bobshat_env.core.observe.oh_observe`)."""
+    from .observe import oh_observe  # noqa: PLC0415
+
+    return oh_observe(cfg, state, seat=seat, view=view, out=out)
+
+
+def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts in one observation vector (:func:`bobshat_env.core.observe.oh_decode`)."""
+    from .observe import oh_decode  # noqa: PLC0415
+
+    return oh_decode(cfg, vec, view=view)
+
+
+def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
+    """What a seat knows, as a state with hidden hands empty (:func:`bobshat_env.core.resample.oh_public_state`)."""
+    from .resample import oh_public_state  # noqa: PLC0415 - resample is built on this module
+
+    return oh_public_state(cfg, obs, seat)
+
+
+# Suit symmetry (core/symmetry.py): see bobs_hat.py. The turned trump card is a card slice.
+SYMMETRY_CARD_SLICES = ("hand", "played", "trick", "all_hands", "trump_card")
+SYMMETRY_SUIT_SLICES = ("trump_suit",)
+TRUMP_SLICE = "trump_suit"
+
+
+def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
+    """(N_ACTIONS,) action ids under a suit relabelling: cards by ``cards``, bids unchanged."""
+    return np.concatenate([cards, np.arange(N_CARDS, N_ACTIONS)])
