@@ -29,12 +29,13 @@ side and check that their canonical observations are equal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from . import bobs_hat as bh
-from .cards import BOBS_HAT_DECK, OH_HELL_DECK, Deck
-from .observe import ObsLayout, bh_layout, oh_layout
+from . import game_module
+from .cards import Deck
+from .observe import ObsLayout
 
 
 @dataclass(frozen=True)
@@ -98,40 +99,29 @@ def _obs_row(
     return idx
 
 
-def _bh_bid_perm(suits: np.ndarray) -> np.ndarray:
-    """Bid action -> the bid with its 'most' suits relabelled (fewest unchanged)."""
-    out = np.arange(bh.N_BID_CODES)
-    for code in range(bh.N_BID_CODES):
-        most, fewest = code % 8, code // 8
-        bits = sum(1 << int(suits[s]) for s in range(3) if most >> s & 1)
-        out[code] = bits + 8 * fewest
-    return out
+def trump_canonical(game: Any, config: object = None, view: str = "private") -> SuitSymmetry:
+    """The trump-to-suit-0 relabelling of ``game``'s observations (layout of ``config`` and ``view``).
 
-
-def trump_canonical(game: str, config: object, view: str = "private") -> SuitSymmetry:
-    """The trump-to-suit-0 relabelling of ``game``'s observations (layout of ``config`` and ``view``)."""
-    if game == "bobs_hat":
-        layout, deck = bh_layout(config, view), BOBS_HAT_DECK
-        card_slices, suit_slices, key = ("hand", "played", "trick", "all_hands"), ("bids", "taken", "trump"), "trump"
-    elif game == "oh_hell":
-        layout, deck = oh_layout(config, view), OH_HELL_DECK
-        card_slices = ("hand", "played", "trick", "all_hands", "trump_card")
-        suit_slices, key = ("trump_suit",), "trump_suit"
+    ``game`` is a game's name (then ``config`` is its configuration) or a
+    :class:`bobshat_env.games.Game` (its own configuration unless ``config``
+    is given). What differs between games (deck, which slices hold cards or
+    suits, the trump slice, how actions relabel) is asked of the game's core
+    module.
+    """
+    if isinstance(game, str):
+        try:
+            module = game_module(game)
+        except ValueError:
+            raise ValueError(f"no suit symmetry for game {game!r}") from None
     else:
-        raise ValueError(f"no suit symmetry for game {game!r}")
-    key_slice = layout.slices[key]
+        module, config = game.module, game.config if config is None else config
+    layout, deck = module.layout(config, view), module.DECK
+    card_slices, suit_slices = module.SYMMETRY_CARD_SLICES, module.SYMMETRY_SUIT_SLICES
+    key_slice = layout.slices[module.TRUMP_SLICE]
     K = key_slice.stop - key_slice.start
     obs_rows, act_rows = [], []
     for k in range(K):
         suits = _swap(deck.n_suits, k)
         obs_rows.append(_obs_row(layout, deck, suits, card_slices, suit_slices))
-        if game == "bobs_hat":
-            act = np.concatenate(
-                [_card_perm(deck, suits), [bh.HAT_PLUS, bh.HAT_MINUS], bh.BID_BASE + _bh_bid_perm(suits)]
-            )
-        else:
-            from . import oh_hell  # noqa: PLC0415 - as in games.make_game
-
-            act = np.concatenate([_card_perm(deck, suits), np.arange(deck.n_cards, oh_hell.N_ACTIONS)])
-        act_rows.append(act)
+        act_rows.append(module.relabel_actions(_card_perm(deck, suits), suits))
     return SuitSymmetry((key_slice.start, K), np.stack(obs_rows), np.stack(act_rows).astype(np.int64))
