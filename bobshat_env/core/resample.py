@@ -381,10 +381,7 @@ def trick_voids(state: Any, deck: Deck) -> np.ndarray:
 
 def void_tracker(game: Any, batch: int) -> VoidTracker:
     """A :class:`VoidTracker` for a batch of games of ``game`` (a :class:`bobshat_env.games.Game`)."""
-    from .cards import OH_HELL_DECK  # noqa: PLC0415
-
-    deck = BOBS_HAT_DECK if game.name == "bobs_hat" else OH_HELL_DECK
-    return VoidTracker(batch, game.players, deck, play_phase=game.module.PLAY)
+    return VoidTracker(batch, game.players, game.module.DECK, play_phase=game.module.PLAY)
 
 
 # --------------------------------------------------------------------------
