@@ -31,6 +31,7 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -479,8 +480,7 @@ def step(
 # The game's answers to the rest of the package. Every core game module
 # defines these names (oh_hell.py too); bobshat_env.games.Game, the suit
 # symmetry, the search and the trick features ask them instead of branching
-# on the game's name. Observation and search code is built on this module,
-# so the functions below import it when called.
+# on the game's name.
 NAME = "bobs_hat"
 DECK = BOBS_HAT_DECK
 card_str = bh_card_str  # card id -> notation ("blue14")
@@ -488,34 +488,26 @@ parse_card = bh_parse_card  # notation -> card id; ValueError otherwise
 HAT_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
 
 
-def layout(cfg: BobsHatConfig, view: str = "private") -> Any:
-    """The observation layout (:func:`bobshat_env.core.observe.bh_layout`)."""
-    from .observe import bh_layout  # noqa: PLC0415 - observe is built on this module
-
-    return bh_layout(cfg, view)
-
-
-def observe(
-    cfg: BobsHatConfig, state: State, seat: Any = None, view: str = "private", out: np.ndarray | None = None
-) -> np.ndarray:
-    """(B, D) observations (:func:`bobshat_env.core.observe.bh_observe`)."""
-    from .observe import bh_observe  # noqa: PLC0415
-
-    return bh_observe(cfg, state, seat=seat, view=view, out=out)
+# The observation functions (core/observe.py) and the public state a search
+# rebuilds (core/resample.py) live in modules built on this one, so they are
+# looked up on first use (PEP 562) and from then on are this module's own
+# attributes: ``layout(cfg, view)``, ``observe(cfg, state, seat, view, out)``,
+# ``decode(cfg, vec, view)``, ``public_state(cfg, obs, seat) -> (state, counts, unseen)``.
+_LATER = {
+    "layout": (".observe", "bh_layout"),
+    "observe": (".observe", "bh_observe"),
+    "decode": (".observe", "bh_decode"),
+    "public_state": (".resample", "bh_public_state"),
+}
 
 
-def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one observation vector (:func:`bobshat_env.core.observe.bh_decode`)."""
-    from .observe import bh_decode  # noqa: PLC0415
-
-    return bh_decode(cfg, vec, view=view)
-
-
-def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
-    """What a seat knows, as a state with hidden hands empty (:func:`bobshat_env.core.resample.bh_public_state`)."""
-    from .resample import bh_public_state  # noqa: PLC0415 - resample is built on this module
-
-    return bh_public_state(cfg, obs, seat)
+def __getattr__(name: str) -> Any:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LATER[name]
+    value = getattr(importlib.import_module(module, __package__), attr)
+    globals()[name] = value  # a plain attribute from now on: no cost per call
+    return value
 
 
 # Suit symmetry (core/symmetry.py): the observation slices indexed by card and

@@ -37,6 +37,7 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -449,34 +450,26 @@ parse_card = oh_parse_card  # notation -> card id; ValueError otherwise
 HAT_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
 
 
-def layout(cfg: OhHellConfig, view: str = "private") -> Any:
-    """The observation layout (:func:`bobshat_env.core.observe.oh_layout`)."""
-    from .observe import oh_layout  # noqa: PLC0415 - observe is built on this module
-
-    return oh_layout(cfg, view)
-
-
-def observe(
-    cfg: OhHellConfig, state: State, seat: Any = None, view: str = "private", out: np.ndarray | None = None
-) -> np.ndarray:
-    """(B, D) observations (:func:`bobshat_env.core.observe.oh_observe`)."""
-    from .observe import oh_observe  # noqa: PLC0415
-
-    return oh_observe(cfg, state, seat=seat, view=view, out=out)
+# The observation functions (core/observe.py) and the public state a search
+# rebuilds (core/resample.py) live in modules built on this one, so they are
+# looked up on first use (PEP 562) and from then on are this module's own
+# attributes: ``layout(cfg, view)``, ``observe(cfg, state, seat, view, out)``,
+# ``decode(cfg, vec, view)``, ``public_state(cfg, obs, seat) -> (state, counts, unseen)``.
+_LATER = {
+    "layout": (".observe", "oh_layout"),
+    "observe": (".observe", "oh_observe"),
+    "decode": (".observe", "oh_decode"),
+    "public_state": (".resample", "oh_public_state"),
+}
 
 
-def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one observation vector (:func:`bobshat_env.core.observe.oh_decode`)."""
-    from .observe import oh_decode  # noqa: PLC0415
-
-    return oh_decode(cfg, vec, view=view)
-
-
-def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
-    """What a seat knows, as a state with hidden hands empty (:func:`bobshat_env.core.resample.oh_public_state`)."""
-    from .resample import oh_public_state  # noqa: PLC0415 - resample is built on this module
-
-    return oh_public_state(cfg, obs, seat)
+def __getattr__(name: str) -> Any:
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _LATER[name]
+    value = getattr(importlib.import_module(module, __package__), attr)
+    globals()[name] = value  # a plain attribute from now on: no cost per call
+    return value
 
 
 # Suit symmetry (core/symmetry.py): see bobs_hat.py. The turned trump card is a card slice.
