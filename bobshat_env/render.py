@@ -103,7 +103,5 @@ def render_oh_hell(game: Game, state: Any, g: int = 0, show_hands: bool | int = 
 
 
 def render(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
-    """Table of game ``g`` of a batch, for either game."""
-    if game.name == "bobs_hat":
-        return render_bobs_hat(game, state, g, show_hands)
-    return render_oh_hell(game, state, g, show_hands)
+    """Table of game ``g`` of a batch, for any game (its description names the renderer)."""
+    return game.render(state, g, show_hands)
