@@ -69,22 +69,24 @@ _HELP_COMMON = """\
   moves (m)       list your legal moves again
   help (?)        this help
   quit (q)        leave the game (nothing is saved)"""
-HELP = {
-    "bobs_hat": """\
+_BOBS_HAT_HELP = (
+    """\
 Type your move as its number in the list, or by name:
   blue14, red3    a card: suit (blue, red, black; r, blu, bla will do) and rank 1-20
   hat+10, hat-10  the dealer's choice for Bob's Hat (also +10 / -10)
   blue+fewest     a bid: any of blue, red, black, fewest joined by + (or spaces);
                   fewest+fewest is double fewest, none is the no-bid option
 """
-    + _HELP_COMMON,
-    "oh_hell": """\
+    + _HELP_COMMON
+)
+_OH_HELL_HELP = (
+    """\
 Type a card as its number in the list or by name; type a bid as the number of tricks:
   QS, TH, 10H, 2C a card: rank (2-9, T or 10, J, Q, K, A) and suit (C, D, H, S)
   3 (or bid 3)    a bid of three tricks
 """
-    + _HELP_COMMON,
-}
+    + _HELP_COMMON
+)
 
 
 class MoveError(ValueError):
@@ -133,6 +135,8 @@ def _seat_name(p: int, human: int) -> str:
 
 class _BobsHatText:
     """Move names, input parsing and explanations for Where's Bob's Hat?"""
+
+    help = _BOBS_HAT_HELP
 
     def __init__(self, game: Game) -> None:
         self.game = game
@@ -400,6 +404,8 @@ class _RenegeQuestion(MoveError):
 class _OhHellText:
     """Move names, input parsing and explanations for Oh Hell."""
 
+    help = _OH_HELL_HELP
+
     _SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
 
     def __init__(self, game: Game) -> None:
@@ -515,7 +521,7 @@ class _OhHellText:
 
 
 def _text_for(game: Game) -> _BobsHatText | _OhHellText:
-    return _BobsHatText(game) if game.name == "bobs_hat" else _OhHellText(game)
+    return game.play_text()  # the class the game's description names
 
 
 # ==========================================================================
@@ -641,7 +647,7 @@ class TerminalGame:
             if t in ("q", "quit", "exit"):
                 raise _Quit("quit")
             if t in ("?", "h", "help"):
-                self.say(HELP[self.game.name])
+                self.say(self.text.help)
                 continue
             if t in ("t", "table"):
                 self._table(state)
@@ -663,7 +669,7 @@ class TerminalGame:
                     continue
                 self.say(
                     f"{self.text.move_label(err.card)} breaks follow suit ({err}). With the renege option that is a "
-                    f"renege: {bh.RENEGE_PENALTY} points and the hand is dealt again."
+                    f"renege: {self.game.module.RENEGE_PENALTY} points and the hand is dealt again."
                 )
                 if self.ask("Renege anyway? [y/N]: ").strip().lower() in ("y", "yes"):
                     return err.card
@@ -802,7 +808,7 @@ def _ordinal(n: int) -> str:
 
 
 def _title(game: Game) -> str:
-    return "Where's Bob's Hat?" if game.name == "bobs_hat" else "Oh Hell"
+    return game.title
 
 
 def new_seed() -> int:
