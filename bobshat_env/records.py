@@ -36,6 +36,7 @@ trick) live in one small adapter per game (:class:`_BobsHatRules`,
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -61,6 +62,7 @@ from .core.cards import (
     oh_parse_card,
 )
 from .core.tricks import follow_suit_mask, rotate_dealer
+from .games import GAMES, GameDescription, describe, describe_config, load
 from .paths import AtomicFile, append_lines, replace_bytes
 
 FORMAT = 1
@@ -606,17 +608,26 @@ class _OhHellRules(_GameRules):
             fault(f"taken {taken} but the rules give {want}")
 
 
-_RULES: dict[str, _GameRules] = {"bobs_hat": _BobsHatRules(), "oh_hell": _OhHellRules()}
-
-
 def _rules_for(game: Any) -> tuple[_GameRules, Any]:
     """The adapter and config of a Game or of a game config."""
     cfg = getattr(game, "config", game)
-    if isinstance(cfg, BobsHatConfig):
-        return _RULES["bobs_hat"], cfg
-    if isinstance(cfg, OhHellConfig):
-        return _RULES["oh_hell"], cfg
-    raise TypeError(f"expected a game (bobshat_env.games.Game) or a game config, got {type(game).__name__}")
+    try:
+        description = describe_config(cfg)
+    except TypeError:
+        got = type(game).__name__
+        raise TypeError(f"expected a game (bobshat_env.games.Game) or a game config, got {got}") from None
+    return _adapter(description), cfg
+
+
+def _rules_named(name: Any) -> _GameRules | None:
+    """The adapter of the game a record names, or None for an unknown game."""
+    return _adapter(describe(name)) if isinstance(name, str) and name in GAMES else None
+
+
+@functools.cache
+def _adapter(description: GameDescription) -> _GameRules:
+    """One (stateless) instance of the adapter class the game's description names."""
+    return load(description.record_rules)()
 
 
 # ==========================================================================
@@ -1051,9 +1062,9 @@ def _replay(record: Any, sink: _Sink, report: ReplayReport) -> None:
         sink.add(f"a record is a JSON object, got {type(record).__name__}")
         return
     game = record.get("game")
-    rules = _RULES.get(game) if isinstance(game, str) else None
+    rules = _rules_named(game)
     if rules is None:
-        sink.add(f"unknown game {game!r}: expected one of {', '.join(_RULES)}")
+        sink.add(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
         return
     report.game = game
     if record.get("format") != FORMAT or not _is_int(record.get("format")):
