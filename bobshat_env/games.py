@@ -255,18 +255,9 @@ class Game:
         """Move names, parsing and explanations for terminal play (:mod:`bobshat_env.play`)."""
         return self.load("play_text")(self)
 
-    def record_rules(self) -> Any:
-        """The records adapter of this game (:mod:`bobshat_env.records`)."""
-        return _record_rules(self.description.record_rules)
-
     def agent_class(self, name: str) -> str | None:
         """The entry point of this game's agent ``name`` (``"agents.heuristic_bobs_hat:StrongAgent"``), or None."""
         return dict(self.description.agents).get(name)
-
-
-@functools.cache
-def _record_rules(entry_point: str) -> Any:
-    return load(entry_point)()  # one stateless instance per game
 
 
 def make_game(name: str = "bobs_hat", **options: Any) -> Game:
