@@ -44,8 +44,7 @@ import torch
 from numba import njit
 from torch import nn
 
-from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK, OH_HELL_DECK
-from bobshat_env.core.observe import bh_layout, oh_layout
+from bobshat_env.core import game_module
 
 # feature spec: slice offsets and sizes the kernel reads, in this order
 _SPEC = ("hand", "played", "trick", "leader", "trump", "n_trump_suits", "players", "n_cards", "n_ranks", "n_suits")
@@ -72,15 +71,22 @@ class TrickFeatures(nn.Module):
                        rank_of.numpy().astype(np.int64), hat.numpy().astype(np.bool_))  # fmt: skip
 
     @classmethod
-    def for_game(cls, game: str, config: Any, view: str = "private") -> TrickFeatures:
-        """The features of ``game``'s observations (layout of ``config`` and ``view``)."""
-        if game == "bobs_hat":
-            layout, deck, trump, n_trump, hat = bh_layout(config, view), BOBS_HAT_DECK, "trump", 3, BH_IS_HAT_CARD
-        elif game == "oh_hell":
-            layout, deck, trump, n_trump = oh_layout(config, view), OH_HELL_DECK, "trump_suit", 4
-            hat = np.zeros(deck.n_cards, dtype=bool)
+    def for_game(cls, game: Any, config: Any = None, view: str = "private") -> TrickFeatures:
+        """The features of ``game``'s observations (layout of ``config`` and ``view``).
+
+        ``game`` is a game's name (with its ``config``) or a
+        :class:`bobshat_env.games.Game`; the deck, trump slice and special
+        cards are asked of the game's core module.
+        """
+        if isinstance(game, str):
+            try:
+                module = game_module(game)
+            except ValueError:
+                raise ValueError(f"no trick features for game {game!r}") from None
         else:
-            raise ValueError(f"no trick features for game {game!r}")
+            module, config = game.module, game.config if config is None else config
+        layout, deck, trump, hat = module.layout(config, view), module.DECK, module.TRUMP_SLICE, module.HAT_CARDS
+        n_trump = deck.n_suits  # the trump one-hot's suits (Bob's Hat's fourth entry, no trump, is not one)
         sl = layout.slices
         spec = [sl["hand"].start, sl["played"].start, sl["trick"].start, sl["leader"].start, sl[trump].start]
         spec += [n_trump, config.players, deck.n_cards, int(deck.rank_of.max()) + 1, deck.n_suits]
