@@ -33,33 +33,24 @@ from typing import Any
 
 import numpy as np
 
-from bobshat_env.core import bobs_hat as bh
-from bobshat_env.core.cards import BOBS_HAT_DECK, OH_HELL_DECK
-from bobshat_env.core.resample import bh_public_state, oh_public_state, relative_voids, sample_hands, trick_voids
+from bobshat_env.core.resample import bh_public_state, relative_voids, sample_hands, trick_voids
+from bobshat_env.games import GAMES, load
 
-from . import heuristic_bobs_hat as hb
-from . import heuristic_oh_hell as ho
 from .base import sample_masked
 
 PLAYOUTS = ("simple", "strong", "random")
 
 
 class _GameSpec:
-    """What the search needs of one game: its core, deck, public-state builder and heuristics."""
+    """What the search needs of one game, asked of the game: its core, deck, public-state builder and heuristics."""
 
-    def __init__(self, name: str):
-        if name == "bobs_hat":
-            self.core, self.deck, self.public_state, self.heur = bh, BOBS_HAT_DECK, bh_public_state, hb
-        else:
-            from bobshat_env.core import oh_hell  # noqa: PLC0415
-
-            self.core, self.deck, self.public_state, self.heur = oh_hell, OH_HELL_DECK, oh_public_state, ho
+    def __init__(self, game: Any):
+        self.core, self.deck, self.public_state = game.module, game.deck, game.module.public_state
+        self.heur = game.load("heuristics")  # simple_state_policy / strong_state_policy playouts
+        self.strong = load(game.agent_class("strong"))(game)  # the strong bot, for decisions not searched
 
     def strong_from_obs(self, cfg: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: Any) -> np.ndarray:
-        f = self.heur.facts_from_obs(cfg, obs, seat, public)
-        if self.core is bh:
-            return hb.decide(cfg, f, mask, hb.strong_hat, hb.strong_bid_code, hb.strong_play)
-        return ho.decide(f, mask, ho.strong_bid, ho.strong_play)
+        return self.strong.act(obs, mask, seat, public)
 
 
 class PIMCAgent:
@@ -77,8 +68,8 @@ class PIMCAgent:
         search: str = "all",
         max_rows: int = 40000,
     ):
-        if game is None or game.name not in ("bobs_hat", "oh_hell"):
-            raise ValueError("the 'pimc' agent needs a bobs_hat or oh_hell game")
+        if getattr(game, "description", None) is None:
+            raise ValueError(f"the 'pimc' agent needs a game ({', '.join(GAMES)})")
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; choose one of {', '.join(PLAYOUTS)}")
         if objective not in ("diff", "score"):
@@ -89,7 +80,7 @@ class PIMCAgent:
             raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
         self.name = f"pimc:worlds={worlds},playout={playout}"
         self.cfg = game.config
-        self.spec = _GameSpec(game.name)
+        self.spec = _GameSpec(game)
         self.worlds = worlds
         self.playout = playout
         self.objective = objective
