@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bobshat_env.games import DESCRIPTIONS, load
+
 from .base import Agent, RandomAgent
 
 _FACTORIES: dict[str, Callable[..., Agent]] = {}
@@ -102,22 +104,19 @@ def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
 register("ppo", _ppo)
 
 
-def _game_agent(module: str, classes: dict[str, str]) -> Callable[..., Agent]:
-    """A factory that picks the agent class for the game (imported on first use)."""
+def _game_agent(name: str) -> Callable[..., Agent]:
+    """A factory for agent ``name`` that builds the class the game's description names (imported on first use)."""
 
     def factory(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
-        import importlib  # noqa: PLC0415
-
-        name = getattr(game, "name", None)
-        if name not in classes:
-            raise ValueError(f"agent needs a game ({', '.join(classes)}), got {name!r}")
-        mod_name, _, cls = classes[name].rpartition(".")
-        return getattr(importlib.import_module(f"{module}.{mod_name}"), cls)(game, seed=seed, **options)
+        entry = game.agent_class(name) if hasattr(game, "agent_class") else None
+        if entry is None:
+            having = [d.name for d in DESCRIPTIONS if name in dict(d.agents)]
+            raise ValueError(f"agent {name!r} needs a game ({', '.join(having)}), got {getattr(game, 'name', None)!r}")
+        return load(entry)(game, seed=seed, **options)
 
     return factory
 
 
-_BH, _OH = "heuristic_bobs_hat", "heuristic_oh_hell"
-register("simple", _game_agent("agents", {"bobs_hat": f"{_BH}.SimpleAgent", "oh_hell": f"{_OH}.SimpleAgent"}))
-register("strong", _game_agent("agents", {"bobs_hat": f"{_BH}.StrongAgent", "oh_hell": f"{_OH}.StrongAgent"}))
-register("pimc", _game_agent("agents", {"bobs_hat": "pimc.PIMCAgent", "oh_hell": "pimc.PIMCAgent"}))
+# The game-specific agents: every name some game's description lists (simple, strong, pimc).
+for _name in dict.fromkeys(n for d in DESCRIPTIONS for n, _ in d.agents):
+    register(_name, _game_agent(_name))
