@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .config import ConfigError
+from .games import DESCRIPTIONS, GAMES, describe
 
 
 def _add_game_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("game options")
-    g.add_argument("--game", choices=("bobs_hat", "oh_hell"), default="bobs_hat", help="which game (default bobs_hat)")
+    g.add_argument("--game", choices=GAMES, default=GAMES[0], help=f"which game (default {GAMES[0]})")
     g.add_argument("--players", type=int, default=4, help="number of players (default 4)")
     g.add_argument("--first-dealer", type=int, default=0, help="first dealer's seat, -1 to draw it (default 0)")
     g.add_argument("--hands", type=int, default=None, help="Bob's Hat: number of hands (default 12/10/8)")
@@ -33,34 +34,24 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
     ):
         g.add_argument(f"--{flag}", action="store_true", help=f"Bob's Hat option: {text}")
     g.add_argument(
-        "--deal-style", default="long", help="Oh Hell: long, long_inverted, short_high_low, short_high, short_low"
+        "--deal-style", help="Oh Hell: long (default), long_inverted, short_high_low, short_high, short_low"
     )
-    g.add_argument("--scoring", default="positive", help="Oh Hell: positive, neutral or negative")
+    g.add_argument("--scoring", help="Oh Hell: positive (default), neutral or negative")
 
 
 def game_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The game options named by the flags, for ``make_game``."""
+    """The game options named by the flags, for ``make_game``.
+
+    Each game's description lists the options its flags set; a flag of
+    another game's option, given, is an error rather than silently ignored.
+    """
+    game = describe(args.game)
     opts: dict[str, Any] = {"players": args.players, "first_dealer": args.first_dealer}
-    if args.game == "bobs_hat":
-        opts.update(
-            hands=args.hands,
-            double_fewest=args.double_fewest,
-            no_bid=args.no_bid,
-            secret_bidding=args.secret_bidding,
-            negative_scoring=args.negative_scoring,
-            renege_mode=args.renege_mode,
-        )
-    else:
-        bh_only = [
-            f
-            for f in ("double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode")
-            if getattr(args, f)
-        ]
-        if args.hands is not None:
-            bh_only.append("hands")
-        if bh_only:
-            raise ConfigError(f"--{bh_only[0].replace('_', '-')} is a Where's Bob's Hat? option, not an Oh Hell one")
-        opts.update(deal_style=args.deal_style, scoring=args.scoring)
+    opts.update({k: getattr(args, k) for k in game.cli_options if getattr(args, k) is not None})
+    for other in DESCRIPTIONS:
+        given = [k for k in other.cli_options if k not in game.cli_options and getattr(args, k) not in (None, False)]
+        if given:
+            raise ConfigError(f"--{given[0].replace('_', '-')} is an option of {other.title}, not of {game.title}")
     return opts
 
 
