@@ -116,7 +116,7 @@ from agents.arena import play_games
 from agents.registry import split_specs
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
-from bobshat_env.games import Game, make_game
+from bobshat_env.games import Game, describe, load, make_game
 
 SCHEMA = "bobshat.eval/1"
 BH_BID_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest", "no_bid")
@@ -284,14 +284,24 @@ def _bincount(idx: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.
 
 def new_counters(game_name: str, n_agents: int) -> dict[str, np.ndarray]:
     """Zeroed integer counters of the bidding report, per agent."""
-    E = n_agents
-    if game_name == "bobs_hat":
-        T = len(BH_BID_TYPES)
-        names1 = ("hands", "score_sum", "cards_sum", "dealer_n", "dealer_plus", "dealer_kept")
-        names1 += ("held_plus", "held_minus", "hat_pts", "renege_n")
-        out = {k: np.zeros(E, dtype=np.int64) for k in names1}
-        out.update({k: np.zeros((E, T), dtype=np.int64) for k in ("bid_n", "made_n", "pts_sum")})
-        return out
+    return _bids(game_name).counters(n_agents)
+
+
+def _bids(game_name: str) -> Any:
+    """The bidding statistics of a game: the class its description names (:class:`BobsHatBids`, :class:`OhHellBids`)."""
+    return load(describe(game_name).bid_report)
+
+
+def _bh_counters(E: int) -> dict[str, np.ndarray]:
+    T = len(BH_BID_TYPES)
+    names1 = ("hands", "score_sum", "cards_sum", "dealer_n", "dealer_plus", "dealer_kept")
+    names1 += ("held_plus", "held_minus", "hat_pts", "renege_n")
+    out = {k: np.zeros(E, dtype=np.int64) for k in names1}
+    out.update({k: np.zeros((E, T), dtype=np.int64) for k in ("bid_n", "made_n", "pts_sum")})
+    return out
+
+
+def _oh_counters(E: int) -> dict[str, np.ndarray]:
     S = OH_MAX_SIZE + 1
     names2 = ("hands", "bid_sum", "taken_sum", "exact", "over", "under", "zero", "zero_exact")
     out = {k: np.zeros((E, S), dtype=np.int64) for k in names2}
@@ -315,6 +325,7 @@ class HandStats:
         self.seating = np.asarray(seating, dtype=np.int64)  # (B, P) agent index per seat
         self.counters = counters
         self.n_agents = counters["score_sum"].shape[0]
+        self.kind = _bids(game.name)
         self._snapshot(state)
 
     def _snapshot(self, state: Any) -> None:
@@ -322,19 +333,15 @@ class HandStats:
         self.taken = state.taken.astype(np.int64)
         self.dealer = state.dealer.astype(np.int64)
         self.size = np.asarray(state.hand_size).astype(np.int64)
-        if self.game.name == "bobs_hat":
-            self.hat_value = state.hat_value.astype(np.int64)
-            self.hat_holder = state.hat_holder.astype(np.int64)
+        for name in self.kind.state_fields:  # what else the game's hand statistics read (Bob's Hat: the hat)
+            setattr(self, name, getattr(state, name).astype(np.int64))
 
     def observe_step(
         self, before: tuple[np.ndarray, np.ndarray], actions: Any, active: Any, res: Any, state: Any
     ) -> None:
         h = np.nonzero(np.asarray(res.hand_done))[0]
         if h.size:
-            if self.game.name == "bobs_hat":
-                self._bobs_hat_hands(h, res)
-            else:
-                self._oh_hell_hands(h, res)
+            self.kind.hands(self, h, res)
         renege = getattr(res, "renege", None)
         if renege is not None and np.any(renege):
             g = np.nonzero(renege)[0]
@@ -631,9 +638,7 @@ class Evaluation:
 
     def _bid_report(self, a: int) -> dict:
         c = {k: v[a] for k, v in self.counters.items()}
-        if self.game.name == "bobs_hat":
-            return _bh_bid_report(c)
-        return _oh_bid_report(c)
+        return _bids(self.game.name).report(c)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -881,10 +886,7 @@ def format_report(summary: dict) -> str:
         + ", ".join(f"{s['seat']}: {_pm(s['mean_per_hand'], s['ci95'])}" for s in summary["seats"])
     )
     lines.append("")
-    if summary["game"] == "bobs_hat":
-        lines.extend(_bh_bid_table(summary, w))
-    else:
-        lines.extend(_oh_bid_table(summary, w))
+    lines.extend(_bids(summary["game"]).table(summary, w))
     run = summary["run"]
     lines.append("")
     lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s with {run['workers']} worker(s)")
@@ -961,37 +963,72 @@ def plot(ev: Evaluation, path: str | os.PathLike) -> None:
     ax.set_ylabel("density")
     ax.legend(fontsize=8)
     width = 0.8 / max(1, len(ev.names))
-    if ev.game.name == "bobs_hat":
-        types = [t for t in BH_BID_TYPES if t != "no_bid" and (t != "double_fewest" or ev.game.config.double_fewest)]
-        xs = np.arange(len(types))
-        for a, s in enumerate(summary["agents"]):
-            rate = [s["bids"]["types"][t]["rate"] or 0 for t in types]
-            succ = [s["bids"]["types"][t]["success"] or 0 for t in types]
-            axes[1].bar(xs + a * width, rate, width, label=s["name"])
-            axes[2].bar(xs + a * width, succ, width, label=s["name"])
-        for ax, title in ((axes[1], "share of hands with the bid"), (axes[2], "bid success rate")):
-            ax.set_xticks(xs + width * (len(ev.names) - 1) / 2)
-            ax.set_xticklabels([t.replace("_", " ") for t in types])
-            ax.set_ylim(0, 1)
-            ax.set_title(title)
-            ax.legend(fontsize=8)
-    else:
-        for s in summary["agents"]:
-            by = s["bids"]["by_hand_size"]
-            sizes = sorted(int(k) for k in by)
-            axes[1].plot(sizes, [by[str(k)]["mean_bid"] for k in sizes], marker="o", label=s["name"])
-            axes[2].plot(sizes, [by[str(k)]["exact_rate"] for k in sizes], marker="o", label=s["name"])
-        axes[1].set_title("mean bid by hand size")
-        axes[2].set_title("exact-bid rate by hand size")
-        axes[2].set_ylim(0, 1)
-        for ax in axes[1:]:
-            ax.set_xlabel("cards per player")
-            ax.legend(fontsize=8)
+    _bids(ev.game.name).plot(ev, summary, axes, width)
     mode = "duplicate" if ev.duplicate else "independent"
     fig.suptitle(f"{ev.game.name}, {ev.game.players} players: {ev.deals} {mode} deals x {ev.n_seatings} seatings")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _bh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
+    """Bid shares and success rates by bid type (Bob's Hat)."""
+    types = [t for t in BH_BID_TYPES if t != "no_bid" and (t != "double_fewest" or ev.game.config.double_fewest)]
+    xs = np.arange(len(types))
+    for a, s in enumerate(summary["agents"]):
+        rate = [s["bids"]["types"][t]["rate"] or 0 for t in types]
+        succ = [s["bids"]["types"][t]["success"] or 0 for t in types]
+        axes[1].bar(xs + a * width, rate, width, label=s["name"])
+        axes[2].bar(xs + a * width, succ, width, label=s["name"])
+    for ax, title in ((axes[1], "share of hands with the bid"), (axes[2], "bid success rate")):
+        ax.set_xticks(xs + width * (len(ev.names) - 1) / 2)
+        ax.set_xticklabels([t.replace("_", " ") for t in types])
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+
+
+def _oh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
+    """Mean bid and exact-bid rate by hand size (Oh Hell)."""
+    for s in summary["agents"]:
+        by = s["bids"]["by_hand_size"]
+        sizes = sorted(int(k) for k in by)
+        axes[1].plot(sizes, [by[str(k)]["mean_bid"] for k in sizes], marker="o", label=s["name"])
+        axes[2].plot(sizes, [by[str(k)]["exact_rate"] for k in sizes], marker="o", label=s["name"])
+    axes[1].set_title("mean bid by hand size")
+    axes[2].set_title("exact-bid rate by hand size")
+    axes[2].set_ylim(0, 1)
+    for ax in axes[1:]:
+        ax.set_xlabel("cards per player")
+        ax.legend(fontsize=8)
+
+
+class BobsHatBids:
+    """The bidding statistics of Where's Bob's Hat? in an evaluation (named by the game's description).
+
+    ``state_fields``: state arrays :class:`HandStats` keeps beside bids and
+    taken; ``counters(n_agents)``; ``hands(stats, h, res)`` counts finished
+    hands; ``report(counters of one agent)``; ``table(summary, width)`` text
+    lines; ``plot(ev, summary, axes, width)`` the two bid panels.
+    """
+
+    state_fields = ("hat_value", "hat_holder")
+    counters = staticmethod(_bh_counters)
+    hands = HandStats._bobs_hat_hands
+    report = staticmethod(_bh_bid_report)
+    table = staticmethod(_bh_bid_table)
+    plot = staticmethod(_bh_plot)
+
+
+class OhHellBids:
+    """The bidding statistics of Oh Hell (see :class:`BobsHatBids`)."""
+
+    state_fields = ()
+    counters = staticmethod(_oh_counters)
+    hands = HandStats._oh_hell_hands
+    report = staticmethod(_oh_bid_report)
+    table = staticmethod(_oh_bid_table)
+    plot = staticmethod(_oh_plot)
 
 
 # ==========================================================================
