@@ -1,0 +1,207 @@
+"""The house rules of docs/architecture.md, checked over the source (AST, no imports).
+
+1. Floors: no module imports from a floor above its own, lazy imports inside
+   functions included (they count the same: a lazy upward import is still
+   an upward dependency). The CLI is the top floor, so its lazy imports of
+   agents and train are allowed; its module level stays light.
+2. One description per game: no module outside the game descriptions
+   branches on a game's name (``== "bobs_hat"``, ``in ("bobs_hat", ...)``, a
+   dict keyed by game names, ``HELP["oh_hell"]``, ``isinstance(cfg,
+   BobsHatConfig)``); it asks the :class:`~bobshat_env.games.Game`.
+
+Each checker is first shown to catch what it forbids on a small synthetic
+module, so a green run means something.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from bobshat_env.games import DESCRIPTIONS, GAMES
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("bobshat_env", "agents", "train")
+FLOORS = ("core", "adapters", "agents", "train", "cli/serve")
+FRAMEWORKS = ("gymnasium", "pettingzoo", "torch", "ray", "tensorboard", "matplotlib", "openskill", "yaml")
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def floor_of(module: str) -> int | None:
+    """The floor (index into FLOORS) of a module of ours; None for anything else (stdlib, third party)."""
+    top = module.split(".")[0]
+    if top == "bobshat_env":
+        if module == "bobshat_env" or _within(module, "bobshat_env.core") or _within(module, "bobshat_env.config"):
+            return 0
+        if _within(module, "bobshat_env.cli") or _within(module, "bobshat_env.play"):
+            return 4  # the terminal game drives agents and records, like the web app will
+        if _within(module, "bobshat_env.gym"):
+            return 2  # its opponents are agent specs: it sits with the agents
+        return 1
+    return {"agents": 2, "train": 3, "benchmarks": 4}.get(top)
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out.append((name, path))
+    return out
+
+
+def _imports(module: str, source: str, is_package: bool = False) -> list[tuple[int, str, bool]]:
+    """(line, imported module, at module level) for every import statement, relative ones resolved."""
+    tree = ast.parse(source)
+    top_level = {id(n) for n in tree.body}
+    package = module if is_package else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name, id(node) in top_level) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = ".".join(base[: len(base) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+                targets = [base] if node.module else [f"{base}.{a.name}" for a in node.names]
+            else:
+                targets = [node.module]
+            out += [(node.lineno, t, id(node) in top_level) for t in targets]
+    return out
+
+
+def floor_violations(module: str, source: str, is_package: bool = False) -> list[str]:
+    """Imports of ``module`` from a floor above its own, and frameworks imported by the core."""
+    mine = floor_of(module)
+    bad = []
+    for line, target, _ in _imports(module, source, is_package):
+        theirs = floor_of(target)
+        if theirs is not None and mine is not None and theirs > mine:
+            bad.append(f"{module}:{line} ({FLOORS[mine]}) imports {target} ({FLOORS[theirs]})")
+        if mine == 0 and target.split(".")[0] in FRAMEWORKS:
+            bad.append(f"{module}:{line} (core) imports the framework {target}")
+    return bad
+
+
+def test_floor_checker_catches_upward_imports():
+    assert floor_violations("bobshat_env.core.x", "def f():\n    from agents import make_agent\n")
+    assert floor_violations("bobshat_env.core.x", "from ..records import Recorder\n")
+    assert floor_violations("bobshat_env.core.x", "import torch\n")
+    assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
+    assert floor_violations("bobshat_env.records", "from . import cli\n")
+    assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
+    assert floor_violations("train.ppo", "from bobshat_env.cli import main\n")
+    # what is allowed: downward, sideways, third party above the core, the CLI's lazy imports
+    assert not floor_violations("bobshat_env.core.symmetry", "from . import game_module\nfrom .observe import x\n")
+    assert not floor_violations("agents.features", "import torch\nfrom bobshat_env.core import game_module\n")
+    assert not floor_violations("bobshat_env.cli", "def f():\n    from train.evaluate import cli_eval\n")
+    assert not floor_violations("bobshat_env.core", "from .bobs_hat import NAME\n", is_package=True)
+
+
+@pytest.mark.parametrize("module, path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
+def test_no_module_imports_from_a_floor_above(module, path):
+    assert floor_of(module) is not None, f"{module} has no floor: add it to floor_of and docs/architecture.md"
+    assert floor_violations(module, path.read_text(), path.name == "__init__.py") == []
+
+
+def test_cli_module_level_stays_light():
+    """`bobshat --help` must not load torch, the agents or the trainer: the CLI imports them inside commands."""
+    source = (ROOT / "bobshat_env" / "cli.py").read_text()
+    heavy = ("agents", "train", "benchmarks", "torch", "numba", "bobshat_env.core")
+    at_top = [t for _, t, top in _imports("bobshat_env.cli", source) if top]
+    assert at_top and not [t for t in at_top if any(_within(t, h) for h in heavy)]
+
+
+# --------------------------------------------------------------------------
+# One description per game
+CONFIG_CLASSES = tuple(d.config_cls.__name__ for d in DESCRIPTIONS)
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in GAMES
+
+
+def _holds_name(node: ast.AST) -> bool:
+    return _is_name(node) or (isinstance(node, (ast.Tuple, ast.List, ast.Set)) and any(map(_is_name, node.elts)))
+
+
+def name_branches(source: str) -> list[str]:
+    """Places that decide by a game's name or config class instead of asking the game."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        why = None
+        if isinstance(node, ast.Compare) and any(map(_holds_name, [node.left, *node.comparators])):
+            why = "compares with a game name"
+        elif isinstance(node, ast.Dict) and any(k is not None and _is_name(k) for k in node.keys):
+            why = "a dict keyed by game names"
+        elif isinstance(node, ast.Subscript) and _is_name(node.slice):
+            why = "looks up by a game name"
+        elif isinstance(node, ast.MatchValue) and _is_name(node.value):
+            why = "matches a game name"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+            and any(isinstance(n, ast.Name) and n.id in CONFIG_CLASSES for n in ast.walk(node.args[1]))
+        ):
+            why = "tests for a game's config class"
+        if why:
+            bad.append(f"line {node.lineno}: {why}")
+    return bad
+
+
+def _is_description_module(path: Path) -> bool:
+    """games.py, and modules that are one game's own (named after it: core/bobs_hat.py, heuristic_oh_hell.py)."""
+    return path.name == "games.py" or any(re.search(rf"(^|_){g}(_|$)", path.stem) for g in GAMES)
+
+
+def test_name_checker_catches_branches():
+    for snippet in (
+        'if game.name == "bobs_hat": pass',
+        'x = 1 if "oh_hell" != name else 2',
+        'ok = name in ("bobs_hat", "oh_hell")',
+        'HELP = {"bobs_hat": "...", "oh_hell": "..."}',
+        'text = HELP["oh_hell"]',
+        'match name:\n    case "bobs_hat":\n        pass',
+        "if isinstance(cfg, (BobsHatConfig, OhHellConfig)): pass",
+    ):
+        assert name_branches(snippet), snippet
+    allowed = (
+        'def f(game="bobs_hat"):\n    """Only ``"bobs_hat"`` or ``"oh_hell"``."""\n    return make_game("oh_hell")\n'
+        'NAME = "bobs_hat"\nif game.name == other.name: pass\nif isinstance(cfg, dict): pass\n'
+    )
+    assert name_branches(allowed) == []
+    assert _is_description_module(Path("core/bobs_hat.py")) and _is_description_module(Path("heuristic_oh_hell.py"))
+    assert not _is_description_module(Path("render.py")) and not _is_description_module(Path("records.py"))
+
+
+def test_no_module_outside_the_descriptions_branches_on_a_game_name():
+    found = {
+        str(path.relative_to(ROOT)): bad
+        for _, path in _modules()
+        if not _is_description_module(path) and (bad := name_branches(path.read_text()))
+    }
+    assert found == {}, "ask the Game (bobshat_env/games.py) instead: " + repr(found)
+
+
+def test_every_description_entry_point_loads():
+    """Each piece a description names exists (an entry point typo would otherwise surface only when used)."""
+    from bobshat_env.games import load, make_game
+
+    for d in DESCRIPTIONS:
+        game = make_game(d.name)
+        for part in ("render", "play_text", "record_rules", "heuristics", "bid_report"):
+            assert game.load(part) is not None, (d.name, part)
+        for name, entry in d.agents:
+            assert callable(load(entry)), (d.name, name)
+        assert game.module.NAME == d.name and game.deck.n_cards > 0
+        assert set(d.cli_options) <= set(d.config_cls.__dataclass_fields__)
