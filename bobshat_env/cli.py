@@ -51,7 +51,8 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
     for other in DESCRIPTIONS:
         given = [k for k in other.cli_options if k not in game.cli_options and getattr(args, k) not in (None, False)]
         if given:
-            raise ConfigError(f"--{given[0].replace('_', '-')} is an option of {other.title}, not of {game.title}")
+            flag = "--" + given[0].replace("_", "-")
+            raise ConfigError(f"{flag} is one of the {other.title} options; {game.title} has no such option")
     return opts
 
 

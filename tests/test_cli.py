@@ -56,6 +56,8 @@ def test_simulate_oh_hell(capsys):
         (["simulate", "--game", "oh_hell", "--players", "8"], "players must be 3 to 7"),
         (["simulate", "--game", "oh_hell", "--deal-style", "medium"], "unknown deal_style"),
         (["simulate", "--game", "oh_hell", "--no-bid"], "Where's Bob's Hat? option"),
+        (["simulate", "--scoring", "negative"], "--scoring is one of the Oh Hell options"),
+        (["eval", "--deal-style", "short_low"], "--deal-style is one of the Oh Hell options"),
         (["simulate", "--agents", "random,random"], "names 2 agents but the game has 4 players"),
         (["simulate", "--agents", "random,random,random,genius"], "unknown agent 'genius'"),
         (["replay", "/nonexistent/records.jsonl"], ""),
