@@ -3,8 +3,35 @@
 Run it as ``bobshat train --config configs/bobs_hat_4p.yaml [--key value ...]``
 (every field of :class:`Args` is a flag: ``--total-decisions 2000000``,
 ``--resume``) or ``python -m train.ppo --config ...``. It reads top to bottom
-like CleanRL's ``ppo.py``: arguments, set-up, then the loop of rollout,
-advantages, update, logging and checkpoints.
+like CleanRL's ``ppo.py``: arguments, set-up, then :func:`train`'s loop of
+named phases, each a function of what it is given:
+
+1. :meth:`RolloutCollector.collect_rollout`: ``num_steps`` env steps of the
+   learner and its pool opponents, then bootstrap values and GAE, returned
+   as a :class:`Rollout`;
+2. :func:`ppo_update`: clipped PPO epochs over that batch;
+3. :func:`evaluate_and_log`: the ``charts/`` and ``losses/`` scalars, and a
+   duplicate evaluation when one is due;
+4. a frozen snapshot of the policy joins the pool, every ``snapshot_every``;
+5. :func:`checkpoint`: ``ckpt.pt`` and ``policy.pt``.
+
+The rollout seam (for distributed rollouts)
+    A :class:`Rollout` is a plain dataclass of NumPy arrays (the learner's
+    decisions in the network's labelling, their log-probabilities and
+    values when sampled, GAE advantages and returns) and a few counts, so it
+    pickles. Advantages are computed by the collector because GAE follows
+    each (game, seat)'s interleaved decisions, which live in one env;
+    rollouts of several collectors can then be concatenated row-wise for one
+    update. A :class:`RolloutCollector` is built from ``(env, net, pool,
+    gen, args, seed)`` and reads nothing else (torch's global RNG samples
+    the actions): a rollout worker builds one on its own
+    :class:`~bobshat_env.vector.VectorEnv` slots with a copy of the policy
+    and of the pool's members, and ships its rollouts to the learner's
+    :func:`ppo_update`. The collector updates the PFSP record of the pool it
+    holds as games end (opponents drawn later in the same rollout depend on
+    it); a rollout also carries each finished game's opponent and the
+    learner's win share (``pool_opponents``, ``win_shares``), so a learner
+    whose pool is not the worker's can ``pool.record`` them itself.
 
 One policy for all seats
     Observations are seat-relative, so one network plays every seat. Illegal
@@ -490,34 +517,407 @@ def _env_seed(seed: int, iteration: int) -> int:
 
 
 # --------------------------------------------------------------------------
-def train(args: Args) -> dict[str, Any]:
-    """Run PPO with self-play as configured; returns a summary of the run."""
-    check_args(args)
-    run_name = default_run_name(args)
-    run_dir = Path(args.runs_dir) / run_name
-    ckpt_path = run_dir / "ckpt.pt"
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
-    torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
-    game = make_game(args.game, players=args.players, **args.game_options)
-    check_run_dir(run_dir, create=not args.resume)
+# The rollout: a plain batch of learner decisions, and the collector that fills it
+def _autocast(bf16: bool) -> torch.autocast:
+    """bfloat16 matrix products where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16), else a no-op."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
 
-    # ---- set-up: seeding, network, optimizer, pool --------------------------------
+
+def _net_input(bf16: bool) -> torch.dtype:
+    """The type stored float16 observations go to the network in: the one its first product casts them to
+    anyway (float16 -> bfloat16 rounds exactly as float16 -> float32 -> bfloat16 does, one conversion, not two)."""
+    return torch.bfloat16 if bf16 else torch.float32
+
+
+@dataclass
+class Rollout:
+    """One rollout's learner decisions with their advantages, and what the rollout measured.
+
+    Row ``i`` is one learner decision. Observations, masks and actions are in
+    the network's own labelling (``trump_symmetry``), so :func:`ppo_update`
+    needs no relabelling. Advantages are already computed: GAE needs the
+    interleaving of (game, seat) sequences, which is local to one env, so
+    batches from several collectors can simply be concatenated. The arrays of
+    :meth:`RolloutCollector.collect_rollout` are views of the collector's
+    buffers, valid until its next rollout (pickling copies them).
+    """
+
+    obs: np.ndarray  # (n, input_size) float16: network inputs
+    mask: np.ndarray  # (n, A) bool: legal actions
+    actions: np.ndarray  # (n,) int64
+    logprobs: np.ndarray  # (n,) float32: log-probability of the action when it was sampled
+    values: np.ndarray  # (n,) float32: value estimates when it was sampled
+    advantages: np.ndarray  # (n,) float32: GAE
+    returns: np.ndarray  # (n,) float32: advantages + values
+    env_steps: int  # table decisions stepped (all seats): the global step's increment
+    seconds: float  # wall time of the rollout (GAE included)
+    episode_returns: np.ndarray  # unscaled learner returns of the episodes that ended
+    pool_opponents: np.ndarray  # pool index of the opponent of each finished game against the pool
+    final_scores: np.ndarray  # the learner's total in each of those games
+    win_shares: np.ndarray  # the learner's win share in each of those games
+    self_play_games: int  # finished games of pure self-play
+
+    @property
+    def n(self) -> int:
+        """Learner decisions in the rollout."""
+        return int(self.actions.shape[0])
+
+    @property
+    def games(self) -> int:
+        """Games finished during the rollout."""
+        return self.self_play_games + int(self.pool_opponents.shape[0])
+
+
+class RolloutCollector:
+    """Plays the learner and its opponent pool on one VectorEnv; :meth:`collect_rollout` returns a :class:`Rollout`.
+
+    It reads only what it is given: ``env`` (its own game slots, reset here
+    with ``seed``), ``net`` (the policy it samples from; a copy in a rollout
+    worker), ``pool`` (the opponents, and the PFSP record it updates as games
+    end), ``gen`` (draws of seats and opponents) and ``args`` (rollout
+    length, rewards, GAE, bf16). Action sampling draws from torch's global
+    RNG, seeded by :func:`train`. Game ``i`` of the env seats the learner in
+    ``learner_seat[i]`` and pool member ``opp[i]`` in the other seats
+    (``SELF``: the learner everywhere); both are drawn again when it ends.
+    The env, the seating and the running episodes carry over from one
+    rollout to the next.
+    """
+
+    def __init__(
+        self, env: VectorEnv, net: PolicyNet, pool: OpponentPool, gen: np.random.Generator, args: Args, seed: int
+    ) -> None:
+        self.env, self.net, self.pool, self.gen, self.args = env, net, pool, gen, args
+        game = env.game
+        B, P, A = env.num_envs, game.players, game.n_actions
+        self.ts = env.reset(seed=seed)
+        self.rows_all = np.arange(B)
+        self.learner_seat = gen.integers(P, size=B)  # the learner's seat in each game
+        self.opp = pool.sample(B, gen)  # pool member in the other seats (SELF: the learner everywhere)
+        self.is_learner = (self.opp == SELF)[:, None] | (np.arange(P)[None, :] == self.learner_seat[:, None])  # (B, P)
+        needs_public = any(getattr(m.agent, "needs_public", False) for m in pool.members)
+        self.tracker = void_tracker(game, B) if needs_public else None  # public void record for heuristics
+
+        # storage: at most one learner decision per game and step
+        self.T = T = args.num_steps or rollout_length(game)
+        cap = T * B
+        self.obs_buf = np.zeros((cap, net.input_size), dtype=np.float16)  # 0/1 and small fractions: half the memory
+        self.obs_buf_t = torch.from_numpy(self.obs_buf)  # same memory: torch converts to float16 ~7x faster than NumPy
+        self.mask_buf = np.zeros((cap, A), dtype=bool)
+        self.act_buf = np.zeros(cap, dtype=np.int64)
+        self.logp_buf = np.zeros(cap, dtype=np.float32)
+        self.val_buf = np.zeros(cap, dtype=np.float32)
+        self.rew_buf = np.zeros(cap, dtype=np.float32)  # scaled score changes credited to the decision
+        self.done_buf = np.zeros(cap, dtype=bool)  # the episode ended before this seat's next decision
+        self.game_buf = np.zeros(cap, dtype=np.int64)
+        self.seat_buf = np.zeros(cap, dtype=np.int64)
+        self.step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
+        self.pending = np.full((B, P), -1, dtype=np.int64)  # each (game, seat)'s latest decision collecting rewards
+        self.hand_no = env.state.hand_no.copy()
+        self.ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
+        self.n = 0
+
+    def collect_rollout(self) -> Rollout:
+        """``T`` env steps, then the bootstrap values and GAE: one :class:`Rollout`."""
+        t0 = time.perf_counter()
+        B, T, args = self.env.num_envs, self.T, self.args
+        self.n = 0
+        self.pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
+        self._returns: list[np.ndarray] = []
+        self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._self_games = 0
+        for step in range(T):
+            self.step_start[step] = self.n
+            actions = np.empty(B, dtype=np.int64)
+            mine = self.is_learner[self.rows_all, self.ts.seat]
+            self._learner_acts(np.nonzero(mine)[0], actions)
+            self._opponents_act(np.nonzero(~mine)[0], actions)
+            self._advance(actions)
+        self.step_start[T] = n = self.n
+        adv = interleaved_gae(
+            self.rew_buf[:n],
+            self.val_buf[:n],
+            self.done_buf[:n],
+            self.game_buf[:n],
+            self.seat_buf[:n],
+            self.step_start,
+            self._bootstrap(),
+            args.gamma,
+            args.gae_lambda,
+        )
+        results = [np.concatenate(r) for r in zip(*self._results)] if self._results else [np.zeros(0)] * 3
+        return Rollout(
+            obs=self.obs_buf[:n],
+            mask=self.mask_buf[:n],
+            actions=self.act_buf[:n],
+            logprobs=self.logp_buf[:n],
+            values=self.val_buf[:n],
+            advantages=adv,
+            returns=adv + self.val_buf[:n],
+            env_steps=B * T,
+            seconds=time.perf_counter() - t0,
+            episode_returns=np.concatenate(self._returns) if self._returns else np.zeros(0),
+            pool_opponents=results[0].astype(np.int64),
+            final_scores=results[1],
+            win_shares=results[2],
+            self_play_games=self._self_games,
+        )
+
+    def _learner_acts(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Sample the learner's actions in games ``rows`` and store its decisions."""
+        k = rows.size
+        if not k:
+            return
+        net, ts, n = self.net, self.ts, self.n
+        sl = slice(n, n + k)
+        # stored in the network's own labelling (trump_symmetry): the update then needs no relabelling
+        r_t = torch.from_numpy(rows)
+        x, m, k_sym = net.prepare(
+            torch.from_numpy(ts.obs).index_select(0, r_t), torch.from_numpy(ts.action_mask).index_select(0, r_t)
+        )
+        self.obs_buf_t[sl].copy_(x)
+        self.mask_buf[sl] = m.numpy()
+        with torch.inference_mode(), _autocast(self.args.bf16):
+            logits, value = net.head(self.obs_buf_t[sl].to(_net_input(self.args.bf16)))  # float16: as the update sees
+            logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))
+            a = sample_actions(logits)
+            logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
+        self.act_buf[sl], self.logp_buf[sl], self.val_buf[sl] = a.numpy(), logp.numpy(), value.float().numpy()
+        actions[rows] = net.original_actions(a, k_sym).numpy()
+        self.rew_buf[sl], self.done_buf[sl] = 0.0, False
+        seat = ts.seat[rows]
+        self.game_buf[sl], self.seat_buf[sl] = rows, seat
+        self.pending[rows, seat] = np.arange(n, n + k)
+        self.n += k
+
+    def _opponents_act(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Each pool member acts in the games ``rows`` where one of its seats is to play."""
+        if not rows.size:
+            return
+        ts, who = self.ts, self.opp[rows]
+        for j in np.unique(who):
+            r = rows[who == j]
+            agent = self.pool.members[j].agent
+            if self.tracker is not None and getattr(agent, "needs_public", False):
+                actions[r] = agent.act(ts.obs[r], ts.action_mask[r], ts.seat[r], public=self.tracker.rows(r))
+            else:
+                actions[r] = agent.act(ts.obs[r], ts.action_mask[r], ts.seat[r])
+
+    def _advance(self, actions: np.ndarray) -> None:
+        """Step the env; credit rewards, close episodes, and reseat the games that ended."""
+        args, env, pending = self.args, self.env, self.pending
+        if self.tracker is not None:
+            self.tracker.before_step(env.state, actions)
+        ts = self.ts = env.step(actions)
+
+        # credit each seat's score change (less opponent_weight x the others' mean) to its pending decision
+        has = pending >= 0
+        self.rew_buf[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
+        self.ep_return += np.where(self.is_learner, ts.rewards, 0.0)
+        new_hand = ts.done | (env.state.hand_no != self.hand_no)
+        self.hand_no = env.state.hand_no.copy()
+        if self.tracker is not None:
+            self.tracker.after_step(SimpleNamespace(new_hand=new_hand))
+        boundary = ts.done if args.train_for == "game" else new_hand
+        if boundary.any():
+            ends = pending[boundary]
+            self.done_buf[ends[ends >= 0]] = True
+            pending[boundary] = -1
+            self._returns.append(self.ep_return[boundary][self.is_learner[boundary]])
+            self.ep_return[boundary] = 0.0
+        if ts.done.any():
+            self._games_ended(np.nonzero(ts.done)[0])
+
+    def _games_ended(self, d: np.ndarray) -> None:
+        """Record the learner's results in games ``d`` (PFSP), then draw their new seats and opponents."""
+        P, opp, seat = self.env.game.players, self.opp, self.learner_seat
+        vs_pool = d[opp[d] != SELF]
+        if vs_pool.size:
+            totals = self.ts.final_scores[vs_pool]
+            share = win_shares(totals)[np.arange(vs_pool.size), seat[vs_pool]]
+            self._results.append((opp[vs_pool], totals[np.arange(vs_pool.size), seat[vs_pool]], share))
+            self.pool.record(opp[vs_pool], share)
+        self._self_games += d.size - vs_pool.size
+        seat[d] = self.gen.integers(P, size=d.size)
+        opp[d] = self.pool.sample(d.size, self.gen)
+        self.is_learner[d] = (opp[d] == SELF)[:, None] | (np.arange(P)[None, :] == seat[d, None])
+
+    def _bootstrap(self) -> np.ndarray:
+        """(B, P) value of the current state, from each seat whose episode runs on past the rollout."""
+        B, P = self.env.num_envs, self.env.game.players
+        boot = np.zeros((B, P), dtype=np.float32)
+        with torch.inference_mode(), _autocast(self.args.bf16):
+            for p in range(P):
+                r = np.nonzero(self.pending[:, p] >= 0)[0]
+                if r.size:
+                    obs_p = self.env.game.observe(self.env.state, seat=np.full(B, p))[r]
+                    boot[r, p] = self.net(torch.from_numpy(obs_p))[1].float().numpy()
+        return boot
+
+    def replace_evicted(self, evicted: int) -> None:
+        """After the pool evicted member ``evicted``: games keep their opponent (later indices move down by
+        one); the evicted member's games draw a new one."""
+        P, opp = self.env.game.players, self.opp
+        gone = opp == evicted
+        opp[opp > evicted] -= 1
+        opp[gone] = self.pool.sample(int(gone.sum()), self.gen)
+        self.is_learner[gone] = (opp[gone] == SELF)[:, None] | (np.arange(P) == self.learner_seat[gone, None])
+
+
+# --------------------------------------------------------------------------
+# The learner's phases
+def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
+    """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
+    (those of the last minibatch, as CleanRL logs them)."""
+    n, net_input = batch.n, _net_input(args.bf16)
+    b_obs, b_mask = torch.from_numpy(batch.obs), torch.from_numpy(batch.mask)
+    b_act, b_logp = torch.from_numpy(batch.actions), torch.from_numpy(batch.logprobs)
+    b_adv, b_ret, b_val = (
+        torch.from_numpy(batch.advantages),
+        torch.from_numpy(batch.returns),
+        torch.from_numpy(batch.values),
+    )
+    clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
+    pg_loss = v_loss = entropy_loss = torch.zeros(())
+    for _epoch in range(args.update_epochs):
+        perm = torch.randperm(n)
+        for start in range(0, n, args.minibatch_size):
+            mb = perm[start : start + args.minibatch_size]
+            x = b_obs.index_select(0, mb).to(net_input)  # index_select: ~4x faster than b_obs[mb]
+            with _autocast(args.bf16):
+                logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
+            logits, newvalue = logits.float(), newvalue.float()
+            logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
+            newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+            logratio = newlogp - b_logp[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_approx_kl = (-logratio).mean()
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_adv = b_adv[mb]
+            if args.norm_adv and mb.numel() > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            if args.clip_vloss:
+                v_clipped = b_val[mb] + (newvalue - b_val[mb]).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl > 0 and approx_kl.item() > args.target_kl:
+            break
+    var_y = np.var(batch.returns) if n else 0.0
+    explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch.returns - batch.values) / var_y)
+    return {
+        "losses/value_loss": v_loss.item(),
+        "losses/policy_loss": pg_loss.item(),
+        "losses/entropy": entropy_loss.item(),
+        "losses/old_approx_kl": old_approx_kl.item(),
+        "losses/approx_kl": approx_kl.item(),
+        "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+        "losses/explained_variance": explained_var,
+    }
+
+
+@dataclass
+class Counters:
+    """A run's progress, saved in its checkpoints."""
+
+    global_step: int = 0  # table decisions stepped (all seats)
+    iteration: int = 0
+    learner_decisions: int = 0
+    games: int = 0
+    elapsed_s: float = 0.0  # wall time of the earlier sessions of a resumed run
+
+
+def evaluate_and_log(
+    writer: SummaryWriter,
+    args: Args,
+    game: Any,
+    net: PolicyNet,
+    pool: OpponentPool,
+    batch: Rollout,
+    losses: dict[str, float],
+    counters: Counters,
+    timing: dict[str, float],
+    evaluate: bool,
+) -> dict[str, Any]:
+    """The iteration's ``charts/`` and ``losses/`` scalars to TensorBoard, then (if ``evaluate``) a duplicate
+    evaluation of the greedy policy against ``eval_opponents``; returns every scalar logged.
+
+    ``timing``: ``seconds`` of the run so far, ``steps`` stepped in them, ``update`` seconds of this update.
+    """
+    P, env_steps, step = game.players, batch.env_steps, counters.global_step
+    busy = batch.seconds + timing["update"]
+    stats: dict[str, Any] = {
+        "charts/learning_rate": timing["lr"],
+        "charts/SPS": timing["steps"] / timing["seconds"],
+        "charts/iteration_SPS": env_steps / busy,
+        "charts/rollout_SPS": env_steps / batch.seconds,
+        "charts/learner_SPS": batch.n / busy,
+        "charts/learner_decisions": counters.learner_decisions,
+        "charts/games": counters.games,
+        **losses,
+    }
+    if batch.episode_returns.size:
+        stats[f"charts/episodic_return_per_{args.train_for}"] = float(batch.episode_returns.mean())
+    if batch.final_scores.size:
+        stats["charts/game_score_vs_pool"] = float(batch.final_scores.mean())
+        stats["charts/win_share_vs_pool"] = float(batch.win_shares.mean())
+    probs = pool.probs()
+    stats["charts/pool_size"] = len(pool.members)
+    stats["charts/pool_self_play_share"] = batch.self_play_games / max(batch.games, 1)
+    for kind in ("heuristic", "snapshot"):
+        stats[f"charts/pool_{kind}_prob"] = float(sum(p for p, m in zip(probs, pool.members) if m.kind == kind))
+    for m, pr in zip(pool.members, probs):
+        if m.kind == "heuristic":
+            stats[f"charts/pool_prob_{m.name}"] = float(pr)
+            stats[f"charts/pool_win_share_vs_{m.name}"] = m.win_rate(P)
+    for key, value in stats.items():
+        writer.add_scalar(key, value, step)
+    if evaluate:
+        greedy = PPOAgent(net, sample=False, name="learner")
+        names = [name for name in args.eval_opponents if name in available()]
+        results = duplicate_evals(game, greedy, names, deals=args.eval_deals, seed=args.seed + 10_000)
+        for name, res in results.items():
+            for key, value in (("margin_per_hand", res["margin_per_hand"]), ("win_share", res["win_share"])):
+                stats[f"charts/eval_{key}_vs_{name}"] = value
+                writer.add_scalar(f"charts/eval_{key}_vs_{name}", value, step)
+    return stats
+
+
+def checkpoint(
+    path: Path,
+    args: Args,
+    game: Any,
+    net: PolicyNet,
+    optimizer: torch.optim.Optimizer,
+    pool: OpponentPool,
+    counters: Counters,
+    gen: np.random.Generator,
+    run_name: str,
+) -> None:
+    """ckpt.pt (everything to resume: network, optimizer, pool, counters, RNG states) and policy.pt beside it."""
+    progress_meta = {**asdict(counters), "rng_numpy": gen.bit_generator.state, "run_name": run_name}
+    save_training_state(path, args, game, net, optimizer, pool, progress_meta)
+
+
+def _set_up(
+    args: Args, game: Any, ckpt_path: Path
+) -> tuple[np.random.Generator, PolicyNet, Any, OpponentPool, Counters]:
+    """Seeds, the network, its optimizer and the opponent pool; restored from ``ckpt_path`` with ``resume``."""
     gen = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
     symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
     features = TrickFeatures.for_game(game.name, game.config) if args.trick_features else None
     net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry, features)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-
-    def autocast() -> torch.autocast:
-        """bfloat16 matrix products where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16), else a no-op."""
-        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16)
-
-    # Stored float16 observations go to the network in the type its first product casts them to anyway:
-    # float16 -> bfloat16 rounds exactly as float16 -> float32 -> bfloat16 does, one conversion instead of two.
-    net_input = torch.bfloat16 if args.bf16 else torch.float32
-
     pool = OpponentPool(
         game,
         list(args.heuristics),
@@ -527,305 +927,102 @@ def train(args: Args) -> dict[str, Any]:
         self_play_prob=args.self_play_prob,
         seed=args.seed,
     )
-    global_step = iteration = learner_decisions = games_played = 0
-    elapsed_before = 0.0
+    counters = Counters()
     if args.resume:
         meta = load_training_state(ckpt_path, args, game, net, optimizer, pool)
-        global_step, iteration = meta["global_step"], meta["iteration"]
-        learner_decisions, games_played = meta["learner_decisions"], meta["games"]
-        elapsed_before = meta["elapsed_s"]
+        counters = Counters(meta["global_step"], meta["iteration"], meta["learner_decisions"], meta["games"])
+        counters.elapsed_s = meta["elapsed_s"]
         gen.bit_generator.state = meta["rng_numpy"]
-        print(f"resumed {ckpt_path} at iteration {iteration}, global step {global_step:,}", file=sys.stderr)
+        print(
+            f"resumed {ckpt_path} at iteration {counters.iteration}, global step {counters.global_step:,}",
+            file=sys.stderr,
+        )
     elif ckpt_path.exists():
         raise ValueError(f"{ckpt_path} exists: pass --resume to continue that run, or choose another --run-name")
+    return gen, net, optimizer, pool, counters
+
+
+# --------------------------------------------------------------------------
+def train(args: Args) -> dict[str, Any]:
+    """Run PPO with self-play as configured; returns a summary of the run (the last iteration's scalars).
+
+    Each iteration: :meth:`RolloutCollector.collect_rollout`, :func:`ppo_update`,
+    :func:`evaluate_and_log`, a snapshot into the pool, :func:`checkpoint`.
+    """
+    check_args(args)
+    run_name = default_run_name(args)
+    run_dir = Path(args.runs_dir) / run_name
+    ckpt_path = run_dir / "ckpt.pt"
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
+    game = make_game(args.game, players=args.players, **args.game_options)
+    check_run_dir(run_dir, create=not args.resume)
+    gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path)
     writer = SummaryWriter(str(run_dir))
     if not args.resume:
         table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+    env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)
+    collector = RolloutCollector(env, net, pool, gen, args, seed=_env_seed(args.seed, counters.iteration))
 
-    # ---- the vector env and who sits where ----------------------------------------
-    B, P, A = args.num_envs, game.players, game.n_actions
-    env = VectorEnv(game, num_envs=B, copy_obs=False)
-    ts = env.reset(seed=_env_seed(args.seed, iteration))
-    games = np.arange(B)
-    learner_seat = gen.integers(P, size=B)  # the learner's seat in each game
-    opp = pool.sample(B, gen)  # pool member in the other seats (SELF: the learner everywhere)
-    is_learner = (opp == SELF)[:, None] | (np.arange(P)[None, :] == learner_seat[:, None])  # (B, P)
-    needs_public = any(getattr(m.agent, "needs_public", False) for m in pool.members)
-    tracker = void_tracker(game, B) if needs_public else None  # public void record for heuristics that use it
-
-    # ---- rollout storage: at most one learner decision per game and step ---------
-    T = args.num_steps or rollout_length(game)
-    cap = T * B
-    obs_buf = np.zeros((cap, net.input_size), dtype=np.float16)  # 0/1 and small fractions: half the memory
-    obs_buf_t = torch.from_numpy(obs_buf)  # the same memory: torch converts to float16 ~7x faster than NumPy
-    mask_buf = np.zeros((cap, A), dtype=bool)
-    act_buf = np.zeros(cap, dtype=np.int64)
-    logp_buf = np.zeros(cap, dtype=np.float32)
-    val_buf = np.zeros(cap, dtype=np.float32)
-    rew_buf = np.zeros(cap, dtype=np.float32)  # scaled score changes credited to the decision
-    done_buf = np.zeros(cap, dtype=bool)  # the episode ended before this seat's next decision
-    game_buf = np.zeros(cap, dtype=np.int64)
-    seat_buf = np.zeros(cap, dtype=np.int64)
-    step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
-    pending = np.full((B, P), -1, dtype=np.int64)  # each (game, seat)'s latest decision still collecting rewards
-    hand_no = env.state.hand_no.copy()
-    ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
-
-    progress = Progress(args.total_decisions, global_step, args.progress)
+    progress = Progress(args.total_decisions, counters.global_step, args.progress)
     t_start = time.perf_counter()
-    step_at_start = global_step
+    step_at_start, elapsed_before = counters.global_step, counters.elapsed_s
     stats: dict[str, Any] = {}
     last_iter_s = 0.0
 
     def budget_used() -> float:
         """Share of the run's budget spent: decisions, or wall time (with the next iteration) if that is further."""
-        used = global_step / args.total_decisions if args.total_decisions else 1.0
+        used = counters.global_step / args.total_decisions if args.total_decisions else 1.0
         if args.time_limit_min > 0:
             spent = elapsed_before + time.perf_counter() - t_start + last_iter_s
             used = max(used, spent / (60.0 * args.time_limit_min))
         return used
 
     while budget_used() < 1.0:
-        iteration += 1
+        counters.iteration += 1
+        it = counters.iteration
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - budget_used(), 0.0)
         t_iter = time.perf_counter()
-        returns_done: list[np.ndarray] = []
-        finals: list[np.ndarray] = []
-        shares: list[np.ndarray] = []
-        self_games = pool_games = 0
 
-        # ---- rollout ------------------------------------------------------------------
-        n = 0
-        pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
-        for step in range(T):
-            seat = ts.seat
-            step_start[step] = n
-            actions = np.empty(B, dtype=np.int64)
-            mine = is_learner[games, seat]
-            rows = np.nonzero(mine)[0]
-            k = rows.size
-            if k:
-                sl = slice(n, n + k)
-                # stored in the network's own labelling (trump_symmetry): the update then needs no relabelling
-                r_t = torch.from_numpy(rows)
-                x, m, k_sym = net.prepare(
-                    torch.from_numpy(ts.obs).index_select(0, r_t), torch.from_numpy(ts.action_mask).index_select(0, r_t)
-                )
-                obs_buf_t[sl].copy_(x)
-                mask_buf[sl] = m.numpy()
-                with torch.inference_mode(), autocast():
-                    logits, value = net.head(obs_buf_t[sl].to(net_input))  # the float16 values: what the update sees
-                    logits = masked_logits(logits.float(), torch.from_numpy(mask_buf[sl]))
-                    a = sample_actions(logits)
-                    logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
-                act_buf[sl], logp_buf[sl], val_buf[sl] = a.numpy(), logp.numpy(), value.float().numpy()
-                actions[rows] = net.original_actions(a, k_sym).numpy()
-                rew_buf[sl], done_buf[sl] = 0.0, False
-                game_buf[sl], seat_buf[sl] = rows, seat[rows]
-                pending[rows, seat[rows]] = np.arange(n, n + k)
-                n += k
-            others = np.nonzero(~mine)[0]
-            if others.size:
-                who = opp[others]
-                for j in np.unique(who):
-                    r = others[who == j]
-                    agent = pool.members[j].agent
-                    if tracker is not None and getattr(agent, "needs_public", False):
-                        actions[r] = agent.act(ts.obs[r], ts.action_mask[r], seat[r], public=tracker.rows(r))
-                    else:
-                        actions[r] = agent.act(ts.obs[r], ts.action_mask[r], seat[r])
-            if tracker is not None:
-                tracker.before_step(env.state, actions)
-            ts = env.step(actions)
+        batch = collector.collect_rollout()
+        counters.global_step += batch.env_steps
+        counters.learner_decisions += batch.n
+        counters.games += batch.games
 
-            # credit each seat's score change (less opponent_weight x the others' mean) to its pending decision
-            has = pending >= 0
-            rew_buf[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
-            ep_return += np.where(is_learner, ts.rewards, 0.0)
-            new_hand = ts.done | (env.state.hand_no != hand_no)
-            hand_no = env.state.hand_no.copy()
-            if tracker is not None:
-                tracker.after_step(SimpleNamespace(new_hand=new_hand))
-            boundary = ts.done if args.train_for == "game" else new_hand
-            if boundary.any():
-                ends = pending[boundary]
-                done_buf[ends[ends >= 0]] = True
-                pending[boundary] = -1
-                returns_done.append(ep_return[boundary][is_learner[boundary]])
-                ep_return[boundary] = 0.0
-
-            # finished games: the learner's result, PFSP records, new seats and opponents
-            if ts.done.any():
-                d = np.nonzero(ts.done)[0]
-                vs_pool = d[opp[d] != SELF]
-                if vs_pool.size:
-                    totals = ts.final_scores[vs_pool]
-                    finals.append(totals[np.arange(vs_pool.size), learner_seat[vs_pool]])
-                    share = win_shares(totals)[np.arange(vs_pool.size), learner_seat[vs_pool]]
-                    shares.append(share)
-                    pool.record(opp[vs_pool], share)
-                pool_games += vs_pool.size
-                self_games += d.size - vs_pool.size
-                games_played += d.size
-                learner_seat[d] = gen.integers(P, size=d.size)
-                opp[d] = pool.sample(d.size, gen)
-                is_learner[d] = (opp[d] == SELF)[:, None] | (np.arange(P)[None, :] == learner_seat[d, None])
-        step_start[T] = n
-        global_step += B * T
-        learner_decisions += n
-
-        # ---- bootstrap: value of the current state for decisions whose episode runs on --
-        boot = np.zeros((B, P), dtype=np.float32)
-        with torch.inference_mode(), autocast():
-            for p in range(P):
-                r = np.nonzero(pending[:, p] >= 0)[0]
-                if r.size:
-                    obs_p = game.observe(env.state, seat=np.full(B, p))[r]
-                    boot[r, p] = net(torch.from_numpy(obs_p))[1].float().numpy()
-
-        # ---- advantages: GAE backwards over each (game, seat)'s decisions --------------
-        adv_buf = interleaved_gae(
-            rew_buf[:n],
-            val_buf[:n],
-            done_buf[:n],
-            game_buf[:n],
-            seat_buf[:n],
-            step_start,
-            boot,
-            args.gamma,
-            args.gae_lambda,
-        )
-        ret_buf = adv_buf + val_buf[:n]
-        t_rollout = time.perf_counter() - t_iter
-
-        # ---- PPO update ---------------------------------------------------------------
         t_update = time.perf_counter()
-        b_obs, b_mask = torch.from_numpy(obs_buf[:n]), torch.from_numpy(mask_buf[:n])
-        b_act, b_logp = torch.from_numpy(act_buf[:n]), torch.from_numpy(logp_buf[:n])
-        b_adv, b_ret, b_val = torch.from_numpy(adv_buf), torch.from_numpy(ret_buf), torch.from_numpy(val_buf[:n])
-        clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
-        pg_loss = v_loss = entropy_loss = torch.zeros(())
-        for _epoch in range(args.update_epochs):
-            perm = torch.randperm(n)
-            for start in range(0, n, args.minibatch_size):
-                mb = perm[start : start + args.minibatch_size]
-                x = b_obs.index_select(0, mb).to(net_input)  # index_select: ~4x faster than b_obs[mb]
-                with autocast():
-                    logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
-                logits, newvalue = logits.float(), newvalue.float()
-                logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
-                newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
-                entropy = -(logp_all.exp() * logp_all).sum(-1)
-                logratio = newlogp - b_logp[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    old_approx_kl = (-logratio).mean()
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                mb_adv = b_adv[mb]
-                if args.norm_adv and mb.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                if args.clip_vloss:
-                    v_clipped = b_val[mb] + (newvalue - b_val[mb]).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-            if args.target_kl > 0 and approx_kl.item() > args.target_kl:
-                break
+        losses = ppo_update(net, optimizer, batch, args)
         t_update = time.perf_counter() - t_update
 
-        # ---- logging -------------------------------------------------------------------
-        var_y = np.var(ret_buf) if n else 0.0
-        explained_var = float("nan") if var_y == 0 else float(1 - np.var(ret_buf - val_buf[:n]) / var_y)
-        elapsed = time.perf_counter() - t_start
-        stats = {
-            "charts/learning_rate": optimizer.param_groups[0]["lr"],
-            "charts/SPS": (global_step - step_at_start) / elapsed,
-            "charts/iteration_SPS": B * T / (t_rollout + t_update),
-            "charts/rollout_SPS": B * T / t_rollout,
-            "charts/learner_SPS": n / (t_rollout + t_update),
-            "charts/learner_decisions": learner_decisions,
-            "charts/games": games_played,
-            "losses/value_loss": v_loss.item(),
-            "losses/policy_loss": pg_loss.item(),
-            "losses/entropy": entropy_loss.item(),
-            "losses/old_approx_kl": old_approx_kl.item(),
-            "losses/approx_kl": approx_kl.item(),
-            "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
-            "losses/explained_variance": explained_var,
-        }
-        if returns_done:
-            rets = np.concatenate(returns_done)
-            if rets.size:
-                stats[f"charts/episodic_return_per_{args.train_for}"] = float(rets.mean())
-        if finals:
-            stats["charts/game_score_vs_pool"] = float(np.concatenate(finals).mean())
-            stats["charts/win_share_vs_pool"] = float(np.concatenate(shares).mean())
-        probs = pool.probs()
-        stats["charts/pool_size"] = len(pool.members)
-        stats["charts/pool_self_play_share"] = self_games / max(self_games + pool_games, 1)
-        for kind in ("heuristic", "snapshot"):
-            stats[f"charts/pool_{kind}_prob"] = float(sum(p for p, m in zip(probs, pool.members) if m.kind == kind))
-        for m, pr in zip(pool.members, probs):
-            if m.kind == "heuristic":
-                stats[f"charts/pool_prob_{m.name}"] = float(pr)
-                stats[f"charts/pool_win_share_vs_{m.name}"] = m.win_rate(P)
-        for key, value in stats.items():
-            writer.add_scalar(key, value, global_step)
-        progress.update(
-            global_step, f"it {iteration} ret {stats.get(f'charts/episodic_return_per_{args.train_for}', 0):+.2f}"
-        )
-
-        # ---- snapshots, evaluation, checkpoints ------------------------------------------
+        seconds = time.perf_counter() - t_start
+        timing = {"lr": optimizer.param_groups[0]["lr"], "update": t_update}
+        timing.update(seconds=seconds, steps=counters.global_step - step_at_start)
         last_iter_s = time.perf_counter() - t_iter
         last = budget_used() >= 1.0
-        if iteration % args.snapshot_every == 0:
-            evicted = pool.add_snapshot(net, global_step)
-            if evicted is not None:  # games keep their opponent (later indices move down); the evicted's redraw
-                gone = opp == evicted
-                opp[opp > evicted] -= 1
-                opp[gone] = pool.sample(int(gone.sum()), gen)
-                is_learner[gone] = (opp[gone] == SELF)[:, None] | (np.arange(P) == learner_seat[gone, None])
-        if args.eval_every >= 0 and (last or (args.eval_every and iteration % args.eval_every == 0)):
-            greedy = PPOAgent(net, sample=False, name="learner")
-            names = [name for name in args.eval_opponents if name in available()]
-            results = duplicate_evals(game, greedy, names, deals=args.eval_deals, seed=args.seed + 10_000)
-            for name, res in results.items():
-                stats[f"charts/eval_margin_per_hand_vs_{name}"] = res["margin_per_hand"]
-                stats[f"charts/eval_win_share_vs_{name}"] = res["win_share"]
-                writer.add_scalar(f"charts/eval_margin_per_hand_vs_{name}", res["margin_per_hand"], global_step)
-                writer.add_scalar(f"charts/eval_win_share_vs_{name}", res["win_share"], global_step)
-        if last or iteration % args.checkpoint_every == 0:
-            progress_meta = {
-                "global_step": global_step,
-                "iteration": iteration,
-                "learner_decisions": learner_decisions,
-                "games": games_played,
-                "elapsed_s": elapsed_before + time.perf_counter() - t_start,
-                "rng_numpy": gen.bit_generator.state,
-                "run_name": run_name,
-            }
+        due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
+        stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
+        progress.update(
+            counters.global_step, f"it {it} ret {stats.get(f'charts/episodic_return_per_{args.train_for}', 0):+.2f}"
+        )
+
+        if it % args.snapshot_every == 0:
+            evicted = pool.add_snapshot(net, counters.global_step)
+            if evicted is not None:
+                collector.replace_evicted(evicted)
+        if last or it % args.checkpoint_every == 0:
+            counters.elapsed_s = elapsed_before + time.perf_counter() - t_start
             try:
-                save_training_state(ckpt_path, args, game, net, optimizer, pool, progress_meta)
+                checkpoint(ckpt_path, args, game, net, optimizer, pool, counters, gen, run_name)
             except OSError as err:  # one clear line; the last checkpoint written stays as it was
                 progress.close()
                 writer.close()
                 raise ValueError(f"cannot save the checkpoint {ckpt_path}: {err.strerror or err}") from None
     progress.close()
     writer.close()
-    summary = {"run_dir": str(run_dir), "global_step": global_step, "iteration": iteration}
-    summary.update(learner_decisions=learner_decisions, seconds=time.perf_counter() - t_start)
+    summary = {"run_dir": str(run_dir), "global_step": counters.global_step, "iteration": counters.iteration}
+    summary.update(learner_decisions=counters.learner_decisions, seconds=time.perf_counter() - t_start)
     return summary | stats
 
 
