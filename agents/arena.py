@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from bobshat_env.core import rng
-from bobshat_env.core.resample import void_tracker
 from bobshat_env.games import Game
+from bobshat_env.seating import SeatDispatch
 
 from .base import Agent
 
@@ -82,8 +82,7 @@ def play_games(
         batch_keys = rng.game_keys(seed, ids, 0) if keys is None else keys[ids - game_offset]
         state = game.init(batch_keys)
         recorder = recorder_factory(game, state, ids) if recorder_factory else None
-        # Public void record for agents that ask for it (``needs_public``): face-up facts only.
-        tracker = void_tracker(game, state.batch_size) if any(_needs_public(a) for a in agents) else None
+        seats = SeatDispatch(game, state.batch_size, agents)  # with the public void record, if an agent needs it
         active = ~game.done(state)
         while active.any():
             mask = game.legal_action_mask(state)
@@ -91,19 +90,13 @@ def play_games(
             seat = state.cur.astype(np.int64)
             who = seat if seating is None else seating[ids - game_offset, seat]
             actions = np.zeros(state.batch_size, dtype=np.int64)
-            for p in range(len(agents)):
-                rows = np.nonzero(active & (who == p))[0]
-                if rows.size:
-                    public = tracker is not None and _needs_public(agents[p])
-                    extra = {"public": tracker.rows(rows)} if public else {}
-                    actions[rows] = agents[p].act(obs[rows], mask[rows], seat[rows], **extra)
+            rows = np.nonzero(active)[0]
+            seats.act(agents, who[rows], rows, obs, mask, seat, out=actions)
             decisions += int(active.sum())
             before = (state.phase.copy(), state.cur.copy())
-            if tracker is not None:
-                tracker.before_step(state, actions, active)
+            seats.before_step(state, actions, active)
             res = game.step(state, actions, active=active, legal=mask)  # the mask the agents saw
-            if tracker is not None:
-                tracker.after_step(res)
+            seats.after_step(res.new_hand)
             if recorder is not None:
                 recorder.observe_step(before, actions, active, res, state)
             newly = active & game.done(state)
@@ -114,9 +107,3 @@ def play_games(
         if recorder is not None:
             records.extend(recorder.records())
     return ArenaResult(totals, decisions, time.perf_counter() - t0, records)
-
-
-def _needs_public(agent: Agent) -> bool:
-    """Agents that declare ``needs_public = True`` also get ``act(..., public=...)``: the
-    public void record of the hand (see :class:`bobshat_env.core.resample.VoidTracker`)."""
-    return bool(getattr(agent, "needs_public", False))

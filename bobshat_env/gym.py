@@ -47,9 +47,9 @@ from gymnasium import spaces
 
 from .core import rng
 from .core.bobs_hat import IllegalActionError
-from .core.resample import void_tracker
 from .games import Game, make_game
 from .render import render as render_table
+from .seating import SeatDispatch
 
 ILLEGAL_MODES = ("penalty", "raise")
 REWARD_MODES = ("score", "relative")
@@ -118,7 +118,7 @@ class CardGameGymEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(self.game.n_actions)
         self.observation_space = _observation_box(self.game, view)
         self.state: Any = None
-        self._tracker: Any = None  # public void record for bots with ``needs_public`` (as the arena gives)
+        self._seats: Any = None  # calls the bots, with the public void record for those with ``needs_public``
         self.bots: list[Any] = self._build_bots(None)
         self._mask = np.zeros(self.game.n_actions, dtype=bool)
         self._illegal_streak = 0
@@ -153,9 +153,7 @@ class CardGameGymEnv(gymnasium.Env):
             self.seat = int(self.np_random.integers(0, self.game.players))
         base = rng.seed_to_base(self.np_random)
         self.state = self.game.init(rng.game_keys(base, np.zeros(1, dtype=np.int64), 0))
-        self._tracker = (
-            void_tracker(self.game, 1) if any(getattr(b, "needs_public", False) for b in self.bots) else None
-        )
+        self._seats = SeatDispatch(self.game, 1, self.bots)
         self._illegal_streak = 0
         self._play_bots()  # every seat acts in every hand, so no hand ends before the learner's first move
         obs = self._observe()
@@ -240,10 +238,7 @@ class CardGameGymEnv(gymnasium.Env):
             obs = game.observe(st)
             seat = st.cur.astype(np.int64)
             bot = self._bot_for(int(seat[0]))
-            extra = {}
-            if self._tracker is not None and getattr(bot, "needs_public", False):
-                extra["public"] = self._tracker.rows(np.zeros(1, dtype=np.int64))
-            action = np.asarray(bot.act(obs, legal, seat, **extra)).reshape(1)
+            action = np.asarray(self._seats.act_rows(bot, obs, legal, seat, np.zeros(1, dtype=np.int64))).reshape(1)
             res = self._step_core(action, legal)
             total += res.rewards[0]
         self._mask = game.legal_action_mask(st)[0] if not bool(game.done(st)[0]) else np.zeros_like(self._mask)
@@ -251,11 +246,9 @@ class CardGameGymEnv(gymnasium.Env):
 
     def _step_core(self, action: np.ndarray, legal: np.ndarray) -> Any:
         """One core step, keeping the public void record of bots that ask for it up to date."""
-        if self._tracker is not None:
-            self._tracker.before_step(self.state, action)
+        self._seats.before_step(self.state, action)
         res = self.game.step(self.state, action, legal=legal)
-        if self._tracker is not None:
-            self._tracker.after_step(res)
+        self._seats.after_step(res.new_hand)
         return res
 
     def _observe(self) -> np.ndarray:

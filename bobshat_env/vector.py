@@ -126,6 +126,27 @@ class VectorEnv:
         obs = obs.copy() if self.copy_obs else obs
         return TimeStep(obs, self._mask.copy(), self.state.cur.astype(np.int64), rewards, done, final)
 
+    @property
+    def hand_number(self) -> np.ndarray:
+        """(B,) the hand each game is in, from 0 (a slot whose game just ended: its next game's first hand).
+
+        A game starts a new hand at a step where this changes or ``done`` is set.
+        """
+        return self.state.hand_no.astype(np.int64)
+
+    def observe(self, seat: int | np.ndarray) -> np.ndarray:
+        """(B, D) float32 observation of every game from ``seat`` (one seat, or one per game), whoever is to act.
+
+        A fresh array in the env's view; e.g. the value of the current state
+        for a seat that is not to act (bootstrapping at the end of a rollout).
+        """
+        if self.state is None:
+            raise RuntimeError("call reset() before observe()")
+        seats = np.broadcast_to(np.asarray(seat, dtype=np.int64), (self.num_envs,))
+        if seats.size and (seats.min() < 0 or seats.max() >= self.num_players):
+            raise ValueError(f"seat must be 0-{self.num_players - 1}, got {seat!r}")
+        return self.game.observe(self.state, seat=np.ascontiguousarray(seats), view=self.view)
+
     def pop_records(self) -> list[dict]:
         """The records of the games finished since the last call (``record=True``)."""
         if not self.record:

@@ -81,3 +81,30 @@ def test_recorded_games_replay_cleanly():
     assert env.pop_records() == []
     with pytest.raises(RuntimeError, match="record=True"):
         VectorEnv("bobs_hat", num_envs=1).pop_records()
+
+
+def test_hand_number_and_any_seats_observation():
+    env = VectorEnv("bobs_hat", num_envs=4, hands=3)
+    ts = env.reset(seed=5)
+    prev, seen = env.hand_number, set()
+    assert prev.tolist() == [0, 0, 0, 0]
+    for t in range(400):  # past the end of the first games: autoreset restarts the count
+        np.testing.assert_array_equal(env.observe(ts.seat), ts.obs)  # the seat to act: the step's observation
+        for p in range(4):
+            obs = env.observe(p)
+            np.testing.assert_array_equal(obs, env.observe(np.full(4, p)))
+            for i in range(4):
+                d = env.game.decode(obs[i])
+                assert d["hand"] == np.flatnonzero(env.state.hands[i, p]).tolist()
+                assert d["hand_number"] == env.hand_number[i] + 1  # the encoded count is 1-based
+        ts = env.step(_policy(ts, np.arange(4), t))
+        now = env.hand_number
+        moved = (now != prev) & ~ts.done
+        assert np.all(now[moved] == prev[moved] + 1) and np.all(now[ts.done] == 0)
+        prev = now
+        seen.update(now.tolist())
+    assert seen == {0, 1, 2} and env.games_played.min() >= 1
+    with pytest.raises(ValueError, match="seat must be 0-3"):
+        env.observe(4)
+    with pytest.raises(RuntimeError, match="reset"):
+        VectorEnv("bobs_hat", num_envs=2).observe(0)

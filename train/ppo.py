@@ -85,7 +85,6 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -105,10 +104,10 @@ from agents.ppo_agent import (
     sample_actions,
     save_checkpoint,
 )
-from bobshat_env.core.resample import void_tracker
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
 from bobshat_env.paths import check_writable
+from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
 from train.selfplay import SELF, OpponentPool, duplicate_evals, win_shares
 
@@ -594,8 +593,7 @@ class RolloutCollector:
         self.learner_seat = gen.integers(P, size=B)  # the learner's seat in each game
         self.opp = pool.sample(B, gen)  # pool member in the other seats (SELF: the learner everywhere)
         self.is_learner = (self.opp == SELF)[:, None] | (np.arange(P)[None, :] == self.learner_seat[:, None])  # (B, P)
-        needs_public = any(getattr(m.agent, "needs_public", False) for m in pool.members)
-        self.tracker = void_tracker(game, B) if needs_public else None  # public void record for heuristics
+        self.seats = SeatDispatch(game, B, [m.agent for m in pool.members])  # with the public void record
 
         # storage: at most one learner decision per game and step
         self.T = T = args.num_steps or rollout_length(game)
@@ -612,7 +610,7 @@ class RolloutCollector:
         self.seat_buf = np.zeros(cap, dtype=np.int64)
         self.step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
         self.pending = np.full((B, P), -1, dtype=np.int64)  # each (game, seat)'s latest decision collecting rewards
-        self.hand_no = env.state.hand_no.copy()
+        self.hand_no = env.hand_number
         self.ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
         self.n = 0
 
@@ -691,32 +689,23 @@ class RolloutCollector:
 
     def _opponents_act(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Each pool member acts in the games ``rows`` where one of its seats is to play."""
-        if not rows.size:
-            return
-        ts, who = self.ts, self.opp[rows]
-        for j in np.unique(who):
-            r = rows[who == j]
-            agent = self.pool.members[j].agent
-            if self.tracker is not None and getattr(agent, "needs_public", False):
-                actions[r] = agent.act(ts.obs[r], ts.action_mask[r], ts.seat[r], public=self.tracker.rows(r))
-            else:
-                actions[r] = agent.act(ts.obs[r], ts.action_mask[r], ts.seat[r])
+        ts, agents = self.ts, [m.agent for m in self.pool.members]
+        self.seats.act(agents, self.opp[rows], rows, ts.obs, ts.action_mask, ts.seat, out=actions)
 
     def _advance(self, actions: np.ndarray) -> None:
         """Step the env; credit rewards, close episodes, and reseat the games that ended."""
         args, env, pending = self.args, self.env, self.pending
-        if self.tracker is not None:
-            self.tracker.before_step(env.state, actions)
+        self.seats.before_step(env.state, actions)
         ts = self.ts = env.step(actions)
 
         # credit each seat's score change (less opponent_weight x the others' mean) to its pending decision
         has = pending >= 0
         self.rew_buf[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
         self.ep_return += np.where(self.is_learner, ts.rewards, 0.0)
-        new_hand = ts.done | (env.state.hand_no != self.hand_no)
-        self.hand_no = env.state.hand_no.copy()
-        if self.tracker is not None:
-            self.tracker.after_step(SimpleNamespace(new_hand=new_hand))
+        hand_no = env.hand_number
+        new_hand = ts.done | (hand_no != self.hand_no)
+        self.hand_no = hand_no
+        self.seats.after_step(new_hand)
         boundary = ts.done if args.train_for == "game" else new_hand
         if boundary.any():
             ends = pending[boundary]
@@ -749,7 +738,7 @@ class RolloutCollector:
             for p in range(P):
                 r = np.nonzero(self.pending[:, p] >= 0)[0]
                 if r.size:
-                    obs_p = self.env.game.observe(self.env.state, seat=np.full(B, p))[r]
+                    obs_p = self.env.observe(np.full(B, p))[r]
                     boot[r, p] = self.net(torch.from_numpy(obs_p))[1].float().numpy()
         return boot
 
