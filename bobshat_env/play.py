@@ -58,10 +58,10 @@ from .core.cards import (
     bh_card_str,
     oh_card_str,
 )
-from .core.resample import void_tracker
 from .games import Game
 from .paths import check_writable
 from .render import render
+from .seating import SeatDispatch
 
 HUMAN = "human"
 _HELP_COMMON = """\
@@ -690,8 +690,8 @@ class TerminalGame:
         self.say(f"Seed {self.seed} (play these deals again with --seed {self.seed}).")
         self.say(self.text.hand_header(state, human))
         hands = 0
-        # Bots that declare ``needs_public`` also get the public void record (as in the arena).
-        tracker = void_tracker(game, 1) if any(getattr(a, "needs_public", False) for a in self.agents) else None
+        # Bots that declare ``needs_public`` also get the public void record (as in the arena and training).
+        dispatch = SeatDispatch(game, 1, self.agents)
         try:
             while not bool(game.done(state)[0]):
                 p = int(state.cur[0])
@@ -700,16 +700,12 @@ class TerminalGame:
                 else:
                     legal = game.legal_action_mask(state)
                     obs = game.observe(state)
-                    extra = {}
-                    if tracker is not None and getattr(self.agents[p], "needs_public", False):
-                        extra["public"] = tracker.rows(np.zeros(1, dtype=np.int64))
-                    action = int(self.agents[p].act(obs, legal, state.cur.astype(np.int64), **extra)[0])
+                    seat = state.cur.astype(np.int64)
+                    action = int(dispatch.act_rows(self.agents[p], obs, legal, seat, np.zeros(1, dtype=np.int64))[0])
                 snap = state.copy()
-                if tracker is not None:
-                    tracker.before_step(state, np.array([action]))
+                dispatch.before_step(state, np.array([action]))
                 res = game.step(state, np.array([action]))
-                if tracker is not None:
-                    tracker.after_step(res)
+                dispatch.after_step(res.new_hand)
                 finished = recorder.record(snap.phase, snap.cur, np.array([action]), res, state)
                 if finished:
                     record = finished[0]
