@@ -7,8 +7,10 @@ bot A in seat ``r`` and bot B in the other seats, for ``r = 0 .. P-1``. The
 measure is A's score minus the mean score of the B seats, per hand, averaged
 over the ``P`` seatings of a game; the games are independent, so the mean and
 its 95% confidence interval (normal, ``1.96 * sd / sqrt(games)``) are taken
-over games. Decision time per move is measured around each bot's ``act``
-(wall-clock seconds for all its decisions divided by their number).
+over games. The games are played by :func:`train.evaluate.play_duplicate`,
+one seating at a time in batches of ``--batch-size``.
+Decision time per move is measured around each bot's ``act`` (wall-clock
+seconds for all its decisions divided by their number).
 
     python benchmarks/strength.py --game bobs_hat --players 4 --pairs strong/simple,pimc:worlds=8/strong --deals 2000
 """
@@ -27,9 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.arena import play_games  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
+from train.evaluate import play_duplicate  # noqa: E402
 
 
 class Timed:
@@ -66,10 +68,10 @@ def duel(game: Any, spec_a: str, spec_b: str, deals: int, seed: int = 0, batch_s
     b = Timed(make_agent(spec_b, game, seed=seed + 2))
     diff = np.zeros((P, n_games))
     t0 = time.perf_counter()
+    agents = [a] + [b] * P  # B is called seat by seat, so a bot that draws random numbers draws them as before
     for r in range(P):
-        agents = [b] * P
-        agents[r] = a
-        res = play_games(game, agents, n_games, seed=seed, batch_size=batch_size)
+        seating = np.where(np.arange(P) == r, 0, 1 + np.arange(P))[None]  # A in seat r, B in the others
+        res = play_duplicate(game, agents, seating, np.arange(n_games), seed, batch_size=batch_size)
         tot = res.totals.astype(np.float64)
         diff[r] = tot[:, r] - np.delete(tot, r, axis=1).mean(axis=1)
     per_game = diff.mean(axis=0) / hands  # per hand, averaged over the seatings of each game

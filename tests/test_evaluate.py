@@ -9,7 +9,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from agents import register
+from agents import make_agent, register
 from agents.arena import play_games
 from agents.base import RandomAgent
 from bobshat_env.cli import main
@@ -23,7 +23,9 @@ from train.evaluate import (
     make_seatings,
     mean_ci,
     new_counters,
+    play_duplicate,
     t_quantile_975,
+    win_shares,
 )
 
 
@@ -272,3 +274,28 @@ def test_cli_eval_oh_hell_and_errors(tmp_path, capsys) -> None:
     assert main(["eval", "--agents", "random,random", "--deals", "2", "--quiet"]) == 2
     assert "--agents names 2 agents" in capsys.readouterr().err
     assert main(["eval", "--agents", "nosuchbot,random,random,random", "--deals", "2", "--quiet"]) == 2
+
+
+def test_play_duplicate_gives_every_seating_of_a_deal_the_same_cards_in_either_order():
+    game = make_game("bobs_hat", players=4, hands=2)
+    agents = [make_agent("simple", game), make_agent("strong", game)]  # deterministic bots
+    seatings = np.array([[0, 1, 1, 1], [1, 1, 0, 1]])
+    deals = np.array([3, 7, 8])
+    by_deal = play_duplicate(game, agents, seatings, deals, seed=5).totals  # game g: deal g // 2, seating g % 2
+    by_seating = play_duplicate(game, agents, seatings, deals, seed=5, seating_major=True, batch_size=2).totals
+    np.testing.assert_array_equal(by_deal.reshape(3, 2, 4), by_seating.reshape(2, 3, 4).transpose(1, 0, 2))
+    for i, d in enumerate(deals):  # deal d is the game of key rng.game_keys(seed, d), whatever the seating
+        for r, row in enumerate(seatings):
+            one = play_games(game, [agents[j] for j in row], 1, keys=rng.game_keys(5, np.array([d]), 0)).totals
+            np.testing.assert_array_equal(one[0], by_deal[2 * i + r])
+    own = play_duplicate(game, agents, seatings, deals, seed=5, duplicate=False).totals  # a deal per game
+    second = [agents[j] for j in seatings[1]]  # game 1: deal 3 under seating 1
+    one = play_games(game, second, 1, keys=rng.game_keys(5, np.array([3 * 2 + 1]), 0)).totals  # key d * R + r
+    np.testing.assert_array_equal(own[1], one[0])
+    with pytest.raises(ValueError, match="deal-major only"):
+        play_duplicate(game, agents, seatings, deals, seed=5, duplicate=False, seating_major=True)
+
+
+def test_win_shares_split_a_shared_first_place():
+    shares = win_shares(np.array([[10, 3, 10, -2], [0, 5, 1, 2]]))
+    np.testing.assert_array_equal(shares, [[0.5, 0, 0.5, 0], [0, 1, 0, 0]])

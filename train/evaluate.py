@@ -112,7 +112,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
-from agents.arena import play_games
+from agents.arena import ArenaResult, play_games
 from agents.registry import split_specs
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
@@ -445,14 +445,8 @@ class _Observers:
 def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) -> _ChunkResult:
     """Play one chunk of deals (module level so worker processes can run it)."""
     game = make_game(chunk.game_name, config=chunk.config)
-    R, P = chunk.seatings.shape
     deals = np.arange(chunk.d0, chunk.d1)
-    n_games = deals.size * R
     seating = np.tile(chunk.seatings, (deals.size, 1))  # game j: deal j // R, seating j % R
-    if chunk.duplicate:
-        keys = rng.game_keys(chunk.seed, np.repeat(deals, R), 0)
-    else:
-        keys = rng.game_keys(chunk.seed, chunk.d0 * R + np.arange(n_games), 0)
     agents = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(chunk.names)]
     counters = new_counters(game.name, len(chunk.names))
 
@@ -465,17 +459,103 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
             recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
         return _Observers(HandStats(g, state, seating[ids], counters), recorder)
 
-    res = play_games(
+    res = play_duplicate(
         game,
         agents,
-        n_games,
-        batch_size=max(n_games, 1),
+        chunk.seatings,
+        deals,
+        chunk.seed,
+        duplicate=chunk.duplicate,
         recorder_factory=factory,
         progress=progress,
-        keys=keys,
-        seating=seating,
     )
     return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions)
+
+
+# ==========================================================================
+# Duplicate play: the one routine under the tournament, the training evaluation and the strength benchmark
+def play_duplicate(
+    game: Game,
+    agents: list[Any],
+    seatings: np.ndarray,
+    deals: np.ndarray,
+    seed: int,
+    *,
+    duplicate: bool = True,
+    seating_major: bool = False,
+    batch_size: int | None = None,
+    **play: Any,
+) -> ArenaResult:
+    """Play every deal of ``deals`` once under each seating: the luck of the cards cancels within a deal.
+
+    ``seatings``: (R, P) index into ``agents`` of the agent in each seat
+    (an agent may hold several seats; it is called once per step for all of
+    them). Deal ``d`` has chance key ``rng.game_keys(seed, d)`` in every
+    seating. Game ``g`` of the result is deal ``deals[g // R]`` under seating
+    ``g % R`` (deal-major), or with ``seating_major`` seating ``g // D`` on
+    deal ``deals[g % D]``. With ``duplicate=False`` every game gets a deal of
+    its own instead, key ``rng.game_keys(seed, d * R + r)`` (deal-major
+    only). ``batch_size`` games step together (default: all of them; the
+    bots cost mostly per call); ``play``: more arguments of
+    :func:`agents.arena.play_games` (``recorder_factory``, ``progress``).
+    """
+    seatings = np.asarray(seatings, dtype=np.int64)
+    deals = np.asarray(deals, dtype=np.int64).reshape(-1)
+    R, D = seatings.shape[0], deals.size
+    if seating_major:
+        if not duplicate:
+            raise ValueError("seating_major orders duplicate deals; duplicate=False is deal-major only")
+        ids, seating = np.tile(deals, R), np.repeat(seatings, D, axis=0)
+    else:
+        ids, seating = np.repeat(deals, R), np.tile(seatings, (D, 1))
+        if not duplicate:
+            ids = ids * R + np.tile(np.arange(R), D)
+    n = R * D
+    keys = rng.game_keys(seed, ids, 0)
+    return play_games(game, agents, n, batch_size=batch_size or max(n, 1), keys=keys, seating=seating, **play)
+
+
+def duplicate_evals(
+    game: Game, agent: Any, opponents: list[str], deals: int = 64, seed: int = 12345
+) -> dict[str, dict[str, float]]:
+    """``agent`` against ``P - 1`` copies of each opponent on duplicate deals, all in one batch (training's check).
+
+    Every deal is played ``P`` times per opponent with ``agent`` in each
+    seat. For each opponent: the agent's mean score per hand, its margin
+    over the opponents' mean per hand, and its win share. All
+    ``len(opponents) * P * deals`` games step together (one call per agent
+    and step): the bots cost mostly per call, so this is several times
+    faster than a batch per seat and opponent.
+    """
+    if not opponents:
+        return {}
+    P = game.players
+    agents = [agent] + [make_agent(name, game, seed=seed) for name in opponents]
+    runs = [(j, s) for j in range(len(opponents)) for s in range(P)]
+    seatings = np.array([np.where(np.arange(P) == s, 0, 1 + j) for j, s in runs], dtype=np.int64)
+    totals = play_duplicate(game, agents, seatings, np.arange(deals), seed, seating_major=True).totals
+    out: dict[str, dict[str, float]] = {}
+    for j, name in enumerate(opponents):
+        me, margin, share = [], [], []
+        for r, (jj, s) in enumerate(runs):
+            if jj != j:
+                continue
+            t = totals[r * deals : (r + 1) * deals].astype(np.float64)
+            me.append(t[:, s])
+            margin.append(t[:, s] - np.delete(t, s, axis=1).mean(axis=1))
+            share.append(win_shares(t)[:, s])
+        hands = game.config.hands
+        out[name] = {
+            "score_per_hand": float(np.mean(me) / hands),
+            "margin_per_hand": float(np.mean(margin) / hands),
+            "win_share": float(np.mean(share)),
+        }
+    return out
+
+
+def duplicate_eval(game: Game, agent: Any, opponent: str, deals: int = 64, seed: int = 12345) -> dict[str, float]:
+    """``agent`` against ``P - 1`` copies of ``opponent`` on duplicate deals (see :func:`duplicate_evals`)."""
+    return duplicate_evals(game, agent, [opponent], deals=deals, seed=seed)[opponent]
 
 
 # ==========================================================================

@@ -109,7 +109,8 @@ from bobshat_env.games import make_game
 from bobshat_env.paths import check_writable
 from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
-from train.selfplay import SELF, OpponentPool, duplicate_evals, win_shares
+from train.evaluate import duplicate_evals, win_shares
+from train.selfplay import SELF, OpponentPool
 
 
 def _arg(default: Any, help: str) -> Any:

@@ -1,4 +1,4 @@
-"""Self-play: the pool of opponents the PPO learner trains against, and a quick duplicate evaluation.
+"""Self-play: the pool of opponents the PPO learner trains against.
 
 Each game of the training batch seats the learner in one seat (drawn at
 random) and one opponent from the pool in all the other seats; with
@@ -31,9 +31,7 @@ import numpy as np
 import torch
 
 from agents import available, make_agent
-from agents.arena import play_games
 from agents.ppo_agent import PolicyNet, PPOAgent, policy_from_tensors
-from bobshat_env.core import rng
 from bobshat_env.games import Game
 
 SELF = -1  # opponent index of a pure self-play game
@@ -171,56 +169,3 @@ class OpponentPool:
             self.members.append(Member(d["name"], d["kind"], agent, d["wins"], d["games"], d["step"], net))
         heur = sum(m.kind == "heuristic" for m in self.members)
         self.heuristic_floor = min(self.heuristic_floor, 1.0 / max(heur, 1))
-
-
-def win_shares(totals: np.ndarray) -> np.ndarray:
-    """(G, P) totals -> (G, P) share of the win: 1 / ties for the highest totals, else 0."""
-    top = totals == totals.max(axis=1, keepdims=True)
-    return top / top.sum(axis=1, keepdims=True)
-
-
-def duplicate_evals(
-    game: Game, agent: Any, opponents: list[str], deals: int = 64, seed: int = 12345
-) -> dict[str, dict[str, float]]:
-    """The learner against ``P - 1`` copies of each opponent on duplicate deals, all in one batch.
-
-    Every deal is played ``P`` times per opponent with the learner in each
-    seat, so the luck of the cards cancels. For each opponent: the learner's
-    mean score per hand, its margin over the opponents' mean per hand, and
-    its win share. All ``len(opponents) * P * deals`` games step together
-    (one call per agent and step): the bots cost mostly per call, so this is
-    several times faster than a batch per seat and opponent.
-    """
-    if not opponents:
-        return {}
-    P = game.players
-    agents = [agent] + [make_agent(name, game, seed=seed) for name in opponents]
-    keys = rng.game_keys(seed, np.arange(deals), 0)  # game i of every seating: the same deal
-    runs = [(j, s) for j in range(len(opponents)) for s in range(P)]
-    seating = np.zeros((len(runs) * deals, P), dtype=np.int64)
-    for r, (j, s) in enumerate(runs):
-        seating[r * deals : (r + 1) * deals] = np.where(np.arange(P) == s, 0, 1 + j)
-    n = len(runs) * deals
-    totals = play_games(game, agents, n, batch_size=n, keys=np.tile(keys, len(runs)), seating=seating).totals
-    out: dict[str, dict[str, float]] = {}
-    for j, name in enumerate(opponents):
-        me, margin, share = [], [], []
-        for r, (jj, s) in enumerate(runs):
-            if jj != j:
-                continue
-            t = totals[r * deals : (r + 1) * deals].astype(np.float64)
-            me.append(t[:, s])
-            margin.append(t[:, s] - np.delete(t, s, axis=1).mean(axis=1))
-            share.append(win_shares(t)[:, s])
-        hands = game.config.hands
-        out[name] = {
-            "score_per_hand": float(np.mean(me) / hands),
-            "margin_per_hand": float(np.mean(margin) / hands),
-            "win_share": float(np.mean(share)),
-        }
-    return out
-
-
-def duplicate_eval(game: Game, agent: Any, opponent: str, deals: int = 64, seed: int = 12345) -> dict[str, float]:
-    """The learner against ``P - 1`` copies of ``opponent`` on duplicate deals (see :func:`duplicate_evals`)."""
-    return duplicate_evals(game, agent, [opponent], deals=deals, seed=seed)[opponent]
