@@ -101,7 +101,6 @@ import itertools
 import json
 import math
 import os
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -117,6 +116,7 @@ from agents.registry import split_specs
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
 from bobshat_env.games import Game, describe, load, make_game
+from train.progress import ProgressBar
 
 SCHEMA = "bobshat.eval/1"
 BH_BID_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest", "no_bid")
@@ -559,48 +559,6 @@ def duplicate_eval(game: Game, agent: Any, opponent: str, deals: int = 64, seed:
 
 
 # ==========================================================================
-# Progress bar
-class ProgressBar:
-    """A one-line progress bar on stderr (a line per quarter when stderr is not a terminal)."""
-
-    def __init__(self, total: int, label: str = "games", stream: Any = None, enabled: bool = True) -> None:
-        self.total, self.label, self.done = total, label, 0
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.t0 = time.perf_counter()
-        self._last = 0.0
-        self._quarter = 0
-
-    def update(self, n: int) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if self.tty:
-            if now - self._last >= 0.2 or self.done >= self.total:
-                self._last = now
-                self.stream.write("\r" + self._line(now))
-                self.stream.flush()
-        elif self.total and self.done * 4 // self.total > self._quarter:
-            self._quarter = self.done * 4 // self.total
-            self.stream.write(self._line(now) + "\n")
-            self.stream.flush()
-
-    def _line(self, now: float) -> str:
-        frac = self.done / self.total if self.total else 1.0
-        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        el = now - self.t0
-        eta = el * (1 - frac) / frac if frac > 0 else math.nan
-        return f"[{bar}] {self.done}/{self.total} {self.label} {el:6.1f} s, ETA {eta:5.0f} s"
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-# ==========================================================================
 # The tournament
 @dataclass
 class Evaluation:
@@ -841,7 +799,7 @@ def evaluate(
         _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record)
         for i, d0 in enumerate(range(0, deals, per_chunk))
     ]
-    bar = ProgressBar(deals * R, enabled=progress)
+    bar = ProgressBar(deals * R, "games", enabled=progress)
     writer = _RecordWriter(records_path, len(chunks)) if record else None
     results: dict[int, _ChunkResult] = {}
     t0 = time.perf_counter()

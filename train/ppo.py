@@ -79,7 +79,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import os
 import sys
 import time
@@ -110,6 +109,7 @@ from bobshat_env.paths import check_writable
 from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
 from train.evaluate import duplicate_evals, win_shares
+from train.progress import ProgressBar
 from train.selfplay import SELF, OpponentPool
 
 
@@ -462,33 +462,6 @@ def interleaved_gae(
 
 
 # --------------------------------------------------------------------------
-class Progress:
-    """A one-line progress bar on stderr (a line every 30 s when stderr is not a terminal)."""
-
-    def __init__(self, total: int, start: int, enabled: bool):
-        self.total, self.start, self.enabled = max(total, 1), start, enabled
-        self.t0 = self.last = time.perf_counter()
-        self.tty = sys.stderr.isatty()
-
-    def update(self, done: int, note: str = "") -> None:
-        now = time.perf_counter()
-        if not self.enabled or (not self.tty and now - self.last < 30 and done < self.total):
-            return
-        self.last = now
-        frac = min(done / self.total, 1.0)
-        rate = (done - self.start) / max(now - self.t0, 1e-9)
-        eta = max(self.total - done, 0) / rate if rate > 0 else float("inf")
-        eta_s = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "--:--:--"
-        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        line = f"[{bar}] {frac:6.1%} {done:,}/{self.total:,} {rate:,.0f}/s ETA {eta_s} {note}"
-        sys.stderr.write(("\r" + line) if self.tty else (line + "\n"))
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
-
-
 def rollout_length(game: Any) -> int:
     """Env steps of one whole game, measured by playing one at random.
 
@@ -956,7 +929,7 @@ def train(args: Args) -> dict[str, Any]:
     env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)
     collector = RolloutCollector(env, net, pool, gen, args, seed=_env_seed(args.seed, counters.iteration))
 
-    progress = Progress(args.total_decisions, counters.global_step, args.progress)
+    progress = ProgressBar(args.total_decisions, "decisions", done=counters.global_step, enabled=args.progress)
     t_start = time.perf_counter()
     step_at_start, elapsed_before = counters.global_step, counters.elapsed_s
     stats: dict[str, Any] = {}
@@ -993,9 +966,8 @@ def train(args: Args) -> dict[str, Any]:
         last = budget_used() >= 1.0
         due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
         stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
-        progress.update(
-            counters.global_step, f"it {it} ret {stats.get(f'charts/episodic_return_per_{args.train_for}', 0):+.2f}"
-        )
+        ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
+        progress.update(batch.env_steps, f"it {it} ret {ret:+.2f}")
 
         if it % args.snapshot_every == 0:
             evicted = pool.add_snapshot(net, counters.global_step)
