@@ -2,8 +2,9 @@
 
 Subcommands: ``simulate`` (bots play each other, with a results table and
 optional records), ``replay`` (check records against the rules), ``eval``
-(duplicate tournaments), ``play`` (a human against bots in the terminal),
-``bench`` (throughput against peers) and ``train`` (PPO with self-play). Each
+(duplicate tournaments), ``bids`` (the bidding benchmark: regret against
+oracles), ``play`` (a human against bots in the terminal), ``bench``
+(throughput against peers) and ``train`` (PPO with self-play). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -116,6 +117,30 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return cli_eval(args, options)
 
 
+def cmd_bids(args: argparse.Namespace) -> int:
+    """``bobshat bids``: the game options default to None here, so ``--suite`` can refuse any given one."""
+    from train.bids import cli_bids
+
+    defaults = vars(_game_option_parser().parse_args([]))
+    given = [k for k in defaults if getattr(args, k) is not None]
+    if args.suite:
+        if given:
+            raise ConfigError(
+                f"--suite {args.suite} fixes the game and its options; drop --{given[0].replace('_', '-')}"
+            )
+        return cli_bids(args, None)
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    return cli_bids(args, game_options(args))
+
+
+def _game_option_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    _add_game_options(p)
+    return p
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdin.closed:
         raise ConfigError("standard input is closed: play reads your moves from it (run it in a terminal)")
@@ -197,6 +222,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="write a PNG of score distributions and bid success")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_eval)
+    p = sub.add_parser("bids", help="bidding benchmark: regret against hindsight and information-set oracles")
+    _add_game_options(p)
+    p.set_defaults(**{k: None for k in vars(_game_option_parser().parse_args([]))})
+    p.add_argument("--bidders", default=None, help="comma-separated agent specs, used for bids and hat choices only")
+    p.add_argument(
+        "--play", default=None, help="card play of every seat and the other seats' bids (default: the shipped "
+        "policy of the table, checkpoints/GAME_Pp.pt, else strong)"
+    )  # fmt: skip
+    p.add_argument("--suite", default=None, help="a versioned benchmark, v1 (fixes the games, deals, seed, ...)")
+    p.add_argument(
+        "--deals", type=int, default=None, help="games per bidder, the bidder in seat game %% P (default 100)"
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals, agents and worlds (default 0)")
+    p.add_argument("--worlds", type=int, default=None, help="K deals of the information-set oracle (default 8)")
+    p.add_argument("--playouts", type=int, default=None, help="playouts per world with a sampling play policy (8)")
+    p.add_argument("--batch-size", type=int, default=None, help="games per chunk (default 16)")
+    p.add_argument("--workers", type=int, default=1, help="processes to spread the chunks over (same results)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
+    p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_bids)
     p = sub.add_parser("play", help="play a game in the terminal against bots")
     _add_game_options(p)
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
