@@ -415,16 +415,17 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     t0 = time.perf_counter()
     sampling = _is_sampling(play)
     n_play = (ch.playouts or SAMPLING_PLAYOUTS) if sampling else 1
-    oracle = _oracle(game, bits, play, base, legal, chosen, follow, tested[row], ch.worlds, n_play, gen, ch.max_rows)
+    oracle = _oracle(game, bits, play, base, legal, follow, tested[row], ch.worlds, n_play, gen, ch.max_rows)
     seconds = time.perf_counter() - t0
     size = np.asarray(base.hand_size).astype(np.int64)
     extra: dict[str, np.ndarray] = {}
+    pick = (np.arange(chosen.size), chosen - mod.N_CARDS)
     if game.name == "bobs_hat":
         extra["made"], extra["points"] = outcomes["made"][row, hand], outcomes["points"][row, hand]
-        extra["pred"], extra["p_alone"] = oracle["pred"], oracle["p_alone"]
+        extra["pred"], extra["p_alone"] = oracle["succ_info"][pick], oracle["p_alone"]  # pred: of the bid chosen
     else:
         extra["taken"] = outcomes["taken"][row, hand]
-        extra["info_taken"] = oracle["info_taken"]
+        extra["info_taken"] = oracle["tricks_info"][pick]
     dec = _Decisions(
         deal=deals[row],
         hand=hand,
@@ -477,7 +478,6 @@ def _oracle(
     play: Any,
     base: Any,
     legal: np.ndarray,
-    chosen: np.ndarray,
     follow: np.ndarray,
     seat: np.ndarray,
     K: int,
@@ -487,7 +487,7 @@ def _oracle(
 ) -> dict[str, Any]:
     """Both oracles' values of every legal alternative of the decisions ``base`` (one state per decision).
 
-    legal: (n, A) the legal bid/hat actions (offset ``N_CARDS``); chosen: (n,) the actions taken;
+    legal: (n, A) the legal bid/hat actions (offset ``N_CARDS``);
     follow: (n,) the bidder's own next action to force after the alternative (a hat choice's bid), -1
     none; seat: (n,) the bidder's seat.
     World 0 is the actual deal; worlds 1..K are drawn from what the bidder saw.
@@ -540,11 +540,10 @@ def _oracle(
     q = mean_of(score)
     out: dict[str, Any] = {"q_hind": q[..., 0], "q_info": q[..., 1:].mean(axis=2), "playouts": total, "steps": steps}
     rows = np.arange(n)
-    pick = chosen - mod.N_CARDS
     if is_bh:
         succ = np.stack([mean_of((made[:, t] == 1).astype(np.float64)) for t in range(len(BH_TYPES))], axis=-1)
         info = succ[:, :, 1:].mean(axis=2)  # (n, A, 5): the chance each card of the alternative is made
-        out["pred"] = info[rows, pick]  # of the bid chosen (meaningful for the cards it holds)
+        out["succ_info"] = info
         alone = np.full((n, len(BH_TYPES)), np.nan)
         for t, code in enumerate((1, 2, 4, 8, 16)):
             a = bh.BID_BASE + code - mod.N_CARDS
@@ -552,8 +551,46 @@ def _oracle(
             alone[ok, t] = info[rows[ok], a, t]
         out["p_alone"] = alone
     else:
-        out["info_taken"] = mean_of(tricks)[..., 1:].mean(axis=2)[rows, pick]  # tricks expected after the bid chosen
+        out["tricks_info"] = mean_of(tricks)[..., 1:].mean(axis=2)  # (n, A): tricks expected after each bid
     return out
+
+
+def decision_values(
+    game: Game,
+    state: Any,
+    play: str | Any,
+    worlds: int = 8,
+    seed: int = 0,
+    playouts: int | None = None,
+    follow: np.ndarray | None = None,
+    max_rows: int = 16384,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both oracles' values of every action of the bidding decisions in ``state`` (not changed).
+
+    ``state``: B games, each at a hat choice or bid of its seat to act.
+    ``play``: the play policy (a spec or an agent). ``follow``: (B,) the
+    acting seat's own next action to force after the alternative (how a hat
+    choice is valued with the dealer's bid as made), -1 none. Returns
+    (hindsight, information set) values, (B, n_actions) each, NaN where the
+    action is illegal: the seat's score for the hand after that action.
+    """
+    if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
+        raise ValueError(f"worlds must be an integer >= 1, got {worlds!r}")
+    mod = game.module
+    mask = game.legal_action_mask(state)
+    if mask[:, : mod.N_CARDS].any():
+        raise ValueError("decision_values() needs bidding decisions (a hat choice or a bid) in every game")
+    agent = _make(play, game, seed, "--play") if isinstance(play, str) else play
+    n_play = (playouts or SAMPLING_PLAYOUTS) if _is_sampling(agent) else 1
+    B = state.batch_size
+    follow = np.full(B, -1, dtype=np.int64) if follow is None else np.asarray(follow, dtype=np.int64).reshape(B)
+    gen = np.random.default_rng(seed)
+    out = _oracle(
+        game, _BITS[game.name], agent, state.copy(), mask[:, mod.N_CARDS :], follow, state.cur.astype(np.int64),
+        worlds, n_play, gen, max_rows,
+    )  # fmt: skip
+    pad = np.full((B, mod.N_CARDS), np.nan)
+    return np.concatenate([pad, out["q_hind"]], axis=1), np.concatenate([pad, out["q_info"]], axis=1)
 
 
 # ==========================================================================
