@@ -18,31 +18,37 @@ Oracles (one value per legal alternative of every bidding decision)
     mean over ``worlds`` (K) deals of the hidden cards drawn uniformly among
     those consistent with what the bidder saw (its hand, the trump, the hat,
     the bids before it: :func:`bobshat_env.core.resample.sample_hands`). The
-    value of an alternative is the bidder's own score for the hand when it
-    takes that alternative and the hand is then played out to its end by the
-    play policy: every later bid of the other seats by the play policy
-    (reacting to the alternative, as it would at the table; Oh Hell's hook
-    stays legal), every card by the play policy. A hat choice is valued with
-    the dealer's own bid as the bidder actually made it. All playouts of a
-    chunk of decisions (alternatives x worlds x playouts) run as one batch on
-    the batched core (``max_rows`` rows at most). A deterministic play policy
+    value of an alternative is the bidder's own score for the hand (objective
+    ``score``; ``margin``: its score minus the other seats' mean, what a game
+    is won on; both come from the same playouts) when it takes that
+    alternative and the hand is then played out to its end by the play
+    policy: every later bid of the other seats by the play policy (reacting
+    to the alternative, as it would at the table; Oh Hell's hook stays
+    legal), every card by the play policy. A hat choice is valued with the
+    dealer's own bid as the bidder actually made it. All playouts of a chunk
+    of decisions (alternatives x worlds x playouts) run as one batch on the
+    batched core (``max_rows`` rows at most). A deterministic play policy
     (greedy ``ppo:``, ``strong``, ``simple``) gets one playout per world; a
     sampling one (``random``, ``ppo:...,sample=true``, ``pimc``) ``playouts``
     (default 8), averaged. With a deterministic play policy the hindsight
-    value of the alternative chosen is exactly the score the hand scored
-    (a test checks it).
+    value of the alternative chosen is exactly what the hand scored (a test
+    checks it).
 
     A decision's *regret* is the value of the best alternative minus that of
-    the one chosen (>= 0). A bidder's regret per hand is the sum over its
-    decisions in the hand (the bid, and the hat choice when it deals) averaged
-    over hands; 95% confidence intervals (Student t) are over deals, each
-    deal's hands averaged first. Caveats: the information-set worlds are
-    uniform over consistent deals, not weighted by how likely the earlier
-    bids made them (the usual PIMC simplification), and with secret bidding
-    the worlds keep the earlier seats' bids as made; with K worlds the
-    estimated best value is biased up by noise, so information-set regrets
-    are slightly high (less so as K grows). Hindsight regret with a
-    deterministic play policy has no such noise.
+    the one chosen (>= 0), for each oracle and objective. The objectives
+    differ most on the hat: for the dealer's own score the +10 hat is nearly
+    always the better one (a hat counts only for whoever holds it), while a
+    -10 hat that ends with an opponent is worth 10 / (P - 1) of margin. A
+    bidder's regret per hand is the sum over its decisions in the hand (the
+    bid, and the hat choice when it deals) averaged over hands; 95%
+    confidence intervals (Student t) are over deals, each deal's hands
+    averaged first. Caveats: the information-set worlds are uniform over
+    consistent deals, not weighted by how likely the earlier bids made them
+    (the usual PIMC simplification), and with secret bidding the worlds keep
+    the earlier seats' bids as made; with K worlds the estimated best value
+    is biased up by noise, so information-set regrets are slightly high
+    (less so as K grows). Hindsight regret with a deterministic play policy
+    has no such noise.
 
 Reproducibility
     Deals are split into chunks of ``batch_size`` games (at most a quarter of
@@ -50,7 +56,7 @@ Reproducibility
     from ``(seed, chunk, bidder spec)``, so a bidder's numbers do not depend
     on which other bidders are in the run or on ``workers``.
 
-JSON schema (``--json``; :func:`run_bids` returns it)::
+JSON schema (``--json``; :func:`report_json` builds it)::
 
     {
       "schema": "bobshat.bids/1",
@@ -66,11 +72,12 @@ JSON schema (``--json``; :func:`run_bids` returns it)::
           "name": str,                               # the bidder's spec
           "hands": int, "decisions": {"bid": int, "hat": int},
           "score_per_hand": float, "ci95": float,    # the bidder's own hand score
-          "regret": {"hindsight" | "info_set": {
+          "margin_per_hand": float, "margin_ci95": float,   # its score minus the other seats' mean
+          "regret": {"score" | "margin": {"hindsight" | "info_set": {
               "per_hand": float, "ci95": float,      # points per hand, >= 0
               "bid": float, "bid_ci95": float,       # per bid decision
               "hat": float | null, "hat_ci95": float | null,   # per hat choice (Bob's Hat)
-              "zero_share": float}},                 # share of decisions with regret 0 (a best choice)
+              "zero_share": float}}},                # share of decisions with regret 0 (a best choice)
           "made_rate": float,                        # Bob's Hat: bid cards made / bid cards;
                                                      # Oh Hell: hands with tricks == bid
           "bid_distribution": {"<bid>": float, ...}, # share of hands; Bob's Hat "most_blue+fewest",
@@ -78,8 +85,9 @@ JSON schema (``--json``; :func:`run_bids` returns it)::
           "calibration": {...}                       # see below
         }, ...],
         "pairwise": [{"a": str, "b": str,            # a minus b, paired over deals
-                      "score_diff": float, "ci95": float,
-                      "hindsight_regret_diff": float, "hindsight_ci95": float}, ...],
+                      "score_diff": float, "ci95": float,    # score per hand
+                      "hindsight_regret_diff": float, "hindsight_ci95": float,   # regret per hand (score)
+                      "info_set_regret_diff": float, "info_set_ci95": float}, ...],
         "run": {"seconds": float, "bidding_decisions": int, "playouts": int,
                 "playout_decisions": int, "seconds_per_decision": float, "workers": int}
       }, ...]
@@ -97,9 +105,9 @@ chance that a bid is made: the share of its worlds where it was)::
      "curve": {"edges": [0, 0.1, ..., 1],            # bins of p of the card bid alone
                "n": [int], "bid_share": [float|null], "success": [float|null]},
      "hat": {"decisions": int, "chose_plus": float | null,
-             "value_hindsight": float | null, "value_hindsight_ci95": float | null,
-             "value_info_set": float | null, "value_info_set_ci95": float | null}}
-             # value: oracle value of the hat chosen minus the other one
+             "score" | "margin": {                   # oracle value of the hat chosen minus the other one
+                 "hindsight": float | null, "hindsight_ci95": float | null,
+                 "info_set": float | null, "info_set_ci95": float | null}}}
 
 ``calibration`` for Oh Hell (``seat_from_dealer``: 0 the dealer, who bids
 last; 1 the dealer's left, who bids first)::
@@ -145,6 +153,7 @@ from .evaluate import ProgressBar, _clean, mean_ci
 SCHEMA = "bobshat.bids/1"
 BH_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest")
 CURVE_EDGES = np.linspace(0.0, 1.0, 11)
+OBJECTIVES = ("score", "margin")
 SAMPLING_PLAYOUTS = 8  # playouts per world and alternative with a sampling play policy
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -315,8 +324,11 @@ class _Decisions:
     is_hat: np.ndarray  # (n,) bool: the dealer's hat choice (else a bid)
     chosen: np.ndarray  # (n,) action id
     score: np.ndarray  # (n,) the hand's actual score for the bidder
-    q_hind: np.ndarray  # (n, A) hindsight value of each bid/hat action (NaN: illegal)
-    q_info: np.ndarray  # (n, A) information-set value
+    margin: np.ndarray  # (n,) its score minus the other seats' mean
+    q_hind: np.ndarray  # (n, A) hindsight value (score) of each bid/hat action (NaN: illegal)
+    q_info: np.ndarray  # (n, A) information-set value (score)
+    m_hind: np.ndarray  # (n, A) hindsight value (margin)
+    m_info: np.ndarray  # (n, A) information-set value (margin)
     extra: dict[str, np.ndarray]  # game-specific: made flags, tricks (see _outcome)
 
     @staticmethod
@@ -341,13 +353,21 @@ class _ChunkResult:
 
 def _outcome(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
     """What a finished hand says about seat ``seat`` of games ``g``: its score, bid and bid outcomes."""
-    out = {"score": state.last_scores[g, seat].astype(np.int64), "bid": state.bids[g, seat].astype(np.int64)}
+    pts = state.last_scores[g].astype(np.float64)
+    out = {"score": pts[np.arange(g.size), seat], "bid": state.bids[g, seat].astype(np.int64)}
+    out["margin"] = _margin(pts, seat)
     if game.name == "bobs_hat":
         taken = state.taken[g].astype(np.int64)
         out["made"], out["points"] = _bh_cards(game.config, out["bid"], taken, state.hand_size[g], seat)
     else:
         out["taken"] = state.taken[g, seat].astype(np.int64)
     return out
+
+
+def _margin(points: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """(n,) seat ``seat``'s points minus the mean of the other seats' (points: (n, P))."""
+    own = points[np.arange(points.shape[0]), seat]
+    return own - (points.sum(axis=1) - own) / (points.shape[1] - 1)
 
 
 def _play_chunk(ch: _Chunk) -> _ChunkResult:
@@ -434,8 +454,11 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
         is_hat=is_hat,
         chosen=chosen,
         score=outcomes["score"][row, hand],
+        margin=outcomes["margin"][row, hand],
         q_hind=oracle["q_hind"],
         q_info=oracle["q_info"],
+        m_hind=oracle["m_hind"],
+        m_info=oracle["m_info"],
         extra=extra,
     )
     return _ChunkResult(ch.index, ch.bidder, dec, oracle["playouts"], oracle["steps"], seconds, sampling)
@@ -510,6 +533,7 @@ def _oracle(
     dec_i, alt, world = dec_i[order], alt[order], world[order]
     total = dec_i.size
     score = np.zeros(total)
+    margin = np.zeros(total)
     is_bh = game.name == "bobs_hat"
     made = np.zeros((total, len(BH_TYPES)), dtype=np.int8) if is_bh else None
     tricks = np.zeros(total) if not is_bh else None
@@ -523,7 +547,9 @@ def _oracle(
         forced = np.stack([alt[sl] + mod.N_CARDS, follow[d]], axis=1)
         steps += _rollout(game, play, st, forced)
         r = np.arange(d.size)
-        score[sl] = st.last_scores[r, seat[d]]
+        pts = st.last_scores.astype(np.float64)
+        score[sl] = pts[r, seat[d]]
+        margin[sl] = _margin(pts, seat[d])
         if is_bh:
             made[sl] = _bh_cards(cfg, st.bids[r, seat[d]], st.taken.astype(np.int64), st.hand_size, seat[d])[0]
         else:
@@ -537,8 +563,9 @@ def _oracle(
         with np.errstate(invalid="ignore"):
             return s / cnt
 
-    q = mean_of(score)
+    q, m = mean_of(score), mean_of(margin)
     out: dict[str, Any] = {"q_hind": q[..., 0], "q_info": q[..., 1:].mean(axis=2), "playouts": total, "steps": steps}
+    out["m_hind"], out["m_info"] = m[..., 0], m[..., 1:].mean(axis=2)
     rows = np.arange(n)
     if is_bh:
         succ = np.stack([mean_of((made[:, t] == 1).astype(np.float64)) for t in range(len(BH_TYPES))], axis=-1)
@@ -564,6 +591,7 @@ def decision_values(
     playouts: int | None = None,
     follow: np.ndarray | None = None,
     max_rows: int = 16384,
+    objective: str = "score",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Both oracles' values of every action of the bidding decisions in ``state`` (not changed).
 
@@ -572,8 +600,11 @@ def decision_values(
     acting seat's own next action to force after the alternative (how a hat
     choice is valued with the dealer's bid as made), -1 none. Returns
     (hindsight, information set) values, (B, n_actions) each, NaN where the
-    action is illegal: the seat's score for the hand after that action.
+    action is illegal: the seat's score for the hand after that action, or
+    with ``objective="margin"`` its score minus the other seats' mean.
     """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
         raise ValueError(f"worlds must be an integer >= 1, got {worlds!r}")
     mod = game.module
@@ -590,7 +621,8 @@ def decision_values(
         worlds, n_play, gen, max_rows,
     )  # fmt: skip
     pad = np.full((B, mod.N_CARDS), np.nan)
-    return np.concatenate([pad, out["q_hind"]], axis=1), np.concatenate([pad, out["q_info"]], axis=1)
+    hind, info = (out["q_hind"], out["q_info"]) if objective == "score" else (out["m_hind"], out["m_info"])
+    return np.concatenate([pad, hind], axis=1), np.concatenate([pad, info], axis=1)
 
 
 # ==========================================================================
@@ -666,16 +698,18 @@ def _bh_calibration(dec: _Decisions, deals: int) -> dict:
         "bid_share": [_ratio(x, y) for x, y in zip(nbid, nb)],
         "success": [_ratio(x, y) for x, y in zip(nok, nbid)],
     }
-    hat = {"decisions": int(dec.is_hat.sum()), "chose_plus": None}
-    for oracle, q in (("hindsight", dec.q_hind), ("info_set", dec.q_info)):
-        hat[f"value_{oracle}"] = hat[f"value_{oracle}_ci95"] = None
-        if dec.is_hat.any():
-            h = dec.is_hat
-            a = dec.chosen[h] - bh.N_CARDS
-            other = np.where(dec.chosen[h] == bh.HAT_PLUS, bh.HAT_MINUS, bh.HAT_PLUS) - bh.N_CARDS
-            rows = np.nonzero(h)[0]
-            gain = q[rows, a] - q[rows, other]
-            hat[f"value_{oracle}"], hat[f"value_{oracle}_ci95"] = _ci(_per_deal(gain, dec.deal[h], deals))
+    hat: dict[str, Any] = {"decisions": int(dec.is_hat.sum()), "chose_plus": None}
+    h = dec.is_hat
+    rows = np.nonzero(h)[0]
+    a = dec.chosen[h] - bh.N_CARDS
+    other = np.where(dec.chosen[h] == bh.HAT_PLUS, bh.HAT_MINUS, bh.HAT_PLUS) - bh.N_CARDS
+    for objective, pair in (("score", (dec.q_hind, dec.q_info)), ("margin", (dec.m_hind, dec.m_info))):
+        hat[objective] = {}
+        for oracle, q in zip(("hindsight", "info_set"), pair):
+            m = ci = None
+            if h.any():
+                m, ci = _ci(_per_deal(q[rows, a] - q[rows, other], dec.deal[h], deals))
+            hat[objective][oracle], hat[objective][f"{oracle}_ci95"] = m, ci
     if dec.is_hat.any():
         hat["chose_plus"] = float(np.mean(dec.chosen[dec.is_hat] == bh.HAT_PLUS))
     return {"types": types, "curve": curve, "hat": hat}
@@ -723,9 +757,12 @@ def _bidder_report(game: Game, name: str, dec: _Decisions, deals: int) -> tuple[
     b = ~dec.is_hat
     score = _per_deal(dec.score.astype(np.float64), dec.deal, deals, b)
     m, ci = _ci(score)
+    mm, mci = _ci(_per_deal(dec.margin, dec.deal, deals, b))
     offset = game.module.N_CARDS
     hind, hind_deal = _regret_report(dec, dec.q_hind, offset, deals)
-    info, _ = _regret_report(dec, dec.q_info, offset, deals)
+    info, info_deal = _regret_report(dec, dec.q_info, offset, deals)
+    m_hind, _ = _regret_report(dec, dec.m_hind, offset, deals)
+    m_info, _ = _regret_report(dec, dec.m_info, offset, deals)
     bits = _BITS[game.name]
     labels = [bits.label(int(a)) for a in dec.chosen[b]]
     dist: dict[str, float] = {}
@@ -745,12 +782,14 @@ def _bidder_report(game: Game, name: str, dec: _Decisions, deals: int) -> tuple[
         "decisions": {"bid": int(b.sum()), "hat": int(dec.is_hat.sum())},
         "score_per_hand": m,
         "ci95": ci,
-        "regret": {"hindsight": hind, "info_set": info},
+        "margin_per_hand": mm,
+        "margin_ci95": mci,
+        "regret": {"score": {"hindsight": hind, "info_set": info}, "margin": {"hindsight": m_hind, "info_set": m_info}},
         "made_rate": made_rate,
         "bid_distribution": dist,
         "calibration": calibration,
     }
-    return report, {"score": score, "hindsight": hind_deal}
+    return report, {"score": score, "hindsight": hind_deal, "info_set": info_deal}
 
 
 # ==========================================================================
@@ -842,9 +881,10 @@ def measure(
         for b in bidders[i + 1 :]:
             sm, sci = _ci(per_deal[a]["score"] - per_deal[b]["score"])
             hm, hci = _ci(per_deal[a]["hindsight"] - per_deal[b]["hindsight"])
+            im, ici = _ci(per_deal[a]["info_set"] - per_deal[b]["info_set"])
             pairwise.append(
                 {"a": _display(a), "b": _display(b), "score_diff": sm, "ci95": sci,
-                 "hindsight_regret_diff": hm, "hindsight_ci95": hci}
+                 "hindsight_regret_diff": hm, "hindsight_ci95": hci, "info_set_regret_diff": im, "info_set_ci95": ici}
             )  # fmt: skip
     n_dec = sum(int(d.chosen.size) for d in decisions.values())
     oracle_s = sum(r.oracle_seconds for r in results)
@@ -925,25 +965,31 @@ def format_report(doc: dict) -> str:
         w = max(8, *(len(b["name"]) for b in t["bidders"])) + 2
         lines.append("")
         lines.append(
-            f"{'bidder':<{w}}{'per hand':>9}{'±95%':>7}{'regret':>10}{'±95%':>7}{'info-set':>10}{'±95%':>7}"
-            f"{'bid':>8}{'hat':>8}{'best':>7}{'made':>8}"
+            f"{'':<{w}}{'':>16}{'regret per hand (score)':>34}{'margin regret':>17}{'hindsight per decision':>26}"
         )
-        lines.append(f"{'':<{w}}{'':>16}{'(hindsight, points per hand)':>34}{'(hindsight per decision)':>23}")
+        lines.append(
+            f"{'bidder':<{w}}{'per hand':>9}{'±95%':>7}{'hindsight':>10}{'±95%':>7}{'info-set':>10}{'±95%':>7}"
+            f"{'hindsight':>10}{'info-set':>9}{'bid':>8}{'hat':>8}{'best':>7}{'made':>8}"
+        )
         for b in t["bidders"]:
-            h, i = b["regret"]["hindsight"], b["regret"]["info_set"]
+            h, i = b["regret"]["score"]["hindsight"], b["regret"]["score"]["info_set"]
+            mh, mi = b["regret"]["margin"]["hindsight"], b["regret"]["margin"]["info_set"]
             lines.append(
                 f"{b['name']:<{w}}{_f(b['score_per_hand'], '+.3f'):>9}{_f(b['ci95'], '.3f'):>7}"
                 f"{_f(h['per_hand'], '.3f'):>10}{_f(h['ci95'], '.3f'):>7}{_f(i['per_hand'], '.3f'):>10}"
-                f"{_f(i['ci95'], '.3f'):>7}{_f(h['bid'], '.3f'):>8}{_f(h['hat'], '.3f'):>8}"
-                f"{_pct(h['zero_share']):>7}{_pct(b['made_rate']):>8}"
+                f"{_f(i['ci95'], '.3f'):>7}{_f(mh['per_hand'], '.3f'):>10}{_f(mi['per_hand'], '.3f'):>9}"
+                f"{_f(h['bid'], '.3f'):>8}{_f(h['hat'], '.3f'):>8}{_pct(h['zero_share']):>7}{_pct(b['made_rate']):>8}"
             )
         if t["pairwise"]:
             lines.append("")
-            lines.append("pairwise, a minus b (paired over deals, ±95%): score per hand; hindsight regret per hand")
+            lines.append(
+                "pairwise, a minus b, paired over deals (±95%): score per hand; regret per hand, hindsight, info-set"
+            )
             for d in t["pairwise"]:
                 lines.append(
                     f"  {d['a']:<{w}} - {d['b']:<{w}} {_f(d['score_diff'])} ±{_f(d['ci95'], '.3f')}"
                     f"   {_f(d['hindsight_regret_diff'])} ±{_f(d['hindsight_ci95'], '.3f')}"
+                    f"   {_f(d['info_set_regret_diff'])} ±{_f(d['info_set_ci95'], '.3f')}"
                 )
         lines.append("")
         lines.extend(_bh_lines(t, w) if t["game"] == "bobs_hat" else _oh_lines(t, w))
@@ -969,13 +1015,20 @@ def _bh_lines(t: dict, w: int) -> list[str]:
                       for k in types)
         )  # fmt: skip
     out.append("")
-    out.append("hat choice (as dealer): share choosing +10; value of the choice over the other, hindsight / info-set")
+    out.append("hat choice (as dealer): share choosing +10; value of the choice over the other (±95%)")
+    out.append(
+        f"{'bidder':<{w}}{'+10':>7}{'score, hindsight':>20}{'info-set':>16}{'margin, hindsight':>20}{'info-set':>16}"
+    )
     for b in t["bidders"]:
         h = b["calibration"]["hat"]
+        cells = [
+            f"{_f(h[obj][o])} ±{_f(h[obj][o + '_ci95'], '.2f')}"
+            for obj in OBJECTIVES
+            for o in ("hindsight", "info_set")
+        ]
         out.append(
-            f"{b['name']:<{w}}{_pct(h['chose_plus']):>8}   "
-            f"{_f(h['value_hindsight'])} ±{_f(h['value_hindsight_ci95'], '.3f')}"
-            f"   {_f(h['value_info_set'])} ±{_f(h['value_info_set_ci95'], '.3f')}   ({h['decisions']} choices)"
+            f"{b['name']:<{w}}{_pct(h['chose_plus']):>7}{cells[0]:>20}{cells[1]:>16}{cells[2]:>20}{cells[3]:>16}"
+            f"   ({h['decisions']} choices)"
         )
     return out
 
@@ -1023,10 +1076,12 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
         short = [n if len(n) <= 14 else n[:13] + "…" for n in names]
         x = np.arange(len(names))
         ax = row[0]
-        for k, (oracle, label) in enumerate((("hindsight", "hindsight"), ("info_set", f"info-set, K={t['worlds']}"))):
-            m = [b["regret"][oracle]["per_hand"] or 0 for b in t["bidders"]]
-            ci = [b["regret"][oracle]["ci95"] or 0 for b in t["bidders"]]
-            ax.bar(x + (k - 0.5) * 0.38, m, 0.38, yerr=ci, capsize=3, label=label)
+        bars = [(obj, o) for obj in OBJECTIVES for o in ("hindsight", "info_set")]
+        for k, (obj, oracle) in enumerate(bars):
+            m = [b["regret"][obj][oracle]["per_hand"] or 0 for b in t["bidders"]]
+            ci = [b["regret"][obj][oracle]["ci95"] or 0 for b in t["bidders"]]
+            label = f"{obj}, {oracle.replace('_', '-')}" + (f" (K={t['worlds']})" if oracle == "info_set" else "")
+            ax.bar(x + (k - 1.5) * 0.2, m, 0.2, yerr=ci, capsize=2, label=label)
         ax.set_xticks(x, short, rotation=20, fontsize=8)
         ax.set_ylabel("regret, points per hand (±95%)")
         ax.set_title(f"{t['game']}: regret of the bids, play {t['play'].split('/')[-1]}")
