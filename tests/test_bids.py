@@ -211,6 +211,11 @@ def test_bad_inputs_are_clear_errors():
         measure(bh_game, ["random"], deals=1, worlds=0)
     with pytest.raises(ValueError, match="deals must be"):
         measure(bh_game, ["random"], deals=0)
+    with pytest.raises(ValueError, match="no shipped policy for bobs_hat with 3 players"):
+        measure(make_game("bobs_hat", players=3), ["shipped"], deals=1)
+    assert (
+        bids.resolve_bidder("shipped", oh_game).endswith("oh_hell_4p.pt") and bids.resolve_bidder("x", oh_game) == "x"
+    )
     with pytest.raises(ValueError, match="named twice"):
         measure(bh_game, ["random", "random"], deals=1)
     game, st = bh_sweep_state()

@@ -69,7 +69,7 @@ JSON schema (``--json``; :func:`report_json` builds it)::
         "seed": int, "deals": int, "worlds": int, "playouts": int,
         "hands_per_game": int, "batch_size": int,
         "bidders": [{
-          "name": str,                               # the bidder's spec
+          "name": str,                               # the bidder's spec ("shipped": the table's checkpoint)
           "hands": int, "decisions": {"bid": int, "hat": int},
           "score_per_hand": float, "ci95": float,    # the bidder's own hand score
           "margin_per_hand": float, "margin_ci95": float,   # its score minus the other seats' mean
@@ -155,6 +155,7 @@ BH_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest")
 CURVE_EDGES = np.linspace(0.0, 1.0, 11)
 OBJECTIVES = ("score", "margin")
 SAMPLING_PLAYOUTS = 8  # playouts per world and alternative with a sampling play policy
+SHIPPED = "shipped"  # the bidder spec of a table's shipped checkpoint
 ROOT = Path(__file__).resolve().parents[1]
 
 # The versioned benchmarks. A suite fixes every setting but the bidders, so two people's numbers compare;
@@ -165,11 +166,11 @@ SUITES: dict[str, dict[str, Any]] = {
             {"game": "bobs_hat", "options": {"players": 4}},
             {"game": "oh_hell", "options": {"players": 4}},
         ],
-        "deals": 60,
+        "deals": 40,
         "seed": 16,
         "worlds": 8,
         "playouts": 1,
-        "batch_size": 16,
+        "batch_size": 10,
     }
 }
 
@@ -243,6 +244,17 @@ def shipped_play(game: Game) -> str:
     return f"ppo:{path}" if path.is_file() else "strong"
 
 
+def resolve_bidder(spec: str, game: Game) -> str:
+    """A bidder spec as an agent spec: ``shipped`` names the table's shipped checkpoint (so one
+    ``--bidders`` list fits both games of a suite); anything else is itself."""
+    if spec != SHIPPED:
+        return spec
+    play = shipped_play(game)
+    if not play.startswith("ppo:"):
+        raise ValueError(f"bidder 'shipped': no shipped policy for {game.name} with {game.players} players")
+    return play
+
+
 def _display(spec: str) -> str:
     """A spec as reports write it: a path inside the project relative to its root."""
     name, sep, rest = spec.partition(":")
@@ -305,7 +317,8 @@ class _Chunk:
     d1: int
     game_name: str
     config: Any
-    bidder: str
+    bidder: str  # the name in the report (seeds derive from it)
+    spec: str  # the agent spec it resolves to
     play: str
     seed: int
     worlds: int
@@ -374,7 +387,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     """Play the chunk's games with the bidder in one seat, then value all its decisions (module level: workers)."""
     game = make_game(ch.game_name, config=ch.config)
     bits, mod, P = _BITS[game.name], game.module, game.players
-    bidder = _make(ch.bidder, game, _seed(ch.seed, ch.index, ch.bidder, 0), "bidder")
+    bidder = _make(ch.spec, game, _seed(ch.seed, ch.index, ch.bidder, 0), "bidder")
     play = _make(ch.play, game, _seed(ch.seed, ch.index, ch.bidder, 1), "--play")
     deals = np.arange(ch.d0, ch.d1)
     n = deals.size
@@ -818,8 +831,9 @@ def measure(
     progress: bool = False,
     mp_context: str = "spawn",
 ) -> BidsResult:
-    """Measure ``bidders`` (agent specs) on ``deals`` games of ``game`` (see the module docstring).
+    """Measure ``bidders`` on ``deals`` games of ``game`` (see the module docstring).
 
+    bidders: agent specs, or ``shipped`` (:func:`resolve_bidder`).
     play: the play policy's spec (default :func:`shipped_play`). playouts:
     per world and alternative with a sampling play policy (default 8; a
     deterministic one always gets 1). batch_size: games per chunk (the
@@ -842,13 +856,27 @@ def measure(
         raise ValueError(f"bidder {twice[0]!r} is named twice")
     play = play or shipped_play(game)
     play_agent = _make(play, game, 0, "--play")  # fail fast, before any worker starts
+    specs = {b: resolve_bidder(b, game) for b in bidders}
     for b in bidders:
-        _make(b, game, 0, "bidder")
+        _make(specs[b], game, 0, "bidder")
     sampling = _is_sampling(play_agent)
     per_chunk = max(1, min(batch_size, -(-deals // 4)))
     starts = list(range(0, deals, per_chunk))
     chunks = [
-        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, b, play, seed, worlds, playouts, max_rows)
+        _Chunk(
+            i,
+            d0,
+            min(deals, d0 + per_chunk),
+            game.name,
+            game.config,
+            b,
+            specs[b],
+            play,
+            seed,
+            worlds,
+            playouts,
+            max_rows,
+        )
         for b in bidders
         for i, d0 in enumerate(starts)
     ]
