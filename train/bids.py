@@ -102,8 +102,11 @@ chance that a bid is made: the share of its worlds where it was)::
                   "predicted": float | null,         # mean p of the bids made, when bid
                   "predicted_alone": float,          # mean p of bidding this card alone, every hand
                   "points": float | null}},          # mean points of the bid card, when bid
-     "curve": {"edges": [0, 0.1, ..., 1],            # bins of p of the card bid alone
-               "n": [int], "bid_share": [float|null], "success": [float|null]},
+     "curve": {"edges": [0, ..., 1],                 # bins of p of the card bid alone (one per j / K
+                                                     # with K <= 10 worlds, else ten)
+               "n": [int], "p": [float|null],        # cards in the bin, their mean p
+               "bid_share": [float|null],            # share of them bid
+               "success": [float|null]},             # share of those bids made
      "hat": {"decisions": int, "chose_plus": float | null,
              "score" | "margin": {                   # oracle value of the hat chosen minus the other one
                  "hindsight": float | null, "hindsight_ci95": float | null,
@@ -152,7 +155,6 @@ from .evaluate import ProgressBar, _clean, mean_ci
 
 SCHEMA = "bobshat.bids/1"
 BH_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest")
-CURVE_EDGES = np.linspace(0.0, 1.0, 11)
 OBJECTIVES = ("score", "margin")
 SAMPLING_PLAYOUTS = 8  # playouts per world and alternative with a sampling play policy
 SHIPPED = "shipped"  # the bidder spec of a table's shipped checkpoint
@@ -679,7 +681,15 @@ def _regret_report(dec: _Decisions, q: np.ndarray, offset: int, deals: int) -> t
     return report, per_hand
 
 
-def _bh_calibration(dec: _Decisions, deals: int) -> dict:
+def curve_edges(worlds: int) -> np.ndarray:
+    """Bins of the information-set chance of a bid: with K <= 10 worlds one bin around each of the
+    K + 1 values it can take (j / K), else ten equal bins."""
+    if worlds > 10:
+        return np.linspace(0.0, 1.0, 11)
+    return np.concatenate([[0.0], (np.arange(1, worlds + 1) - 0.5) / worlds, [1.0]])
+
+
+def _bh_calibration(dec: _Decisions, deals: int, worlds: int) -> dict:
     b = ~dec.is_hat
     made, pred, alone = dec.extra["made"][b], dec.extra["pred"][b], dec.extra["p_alone"][b]
     points = dec.extra["points"][b]
@@ -701,13 +711,17 @@ def _bh_calibration(dec: _Decisions, deals: int) -> dict:
     ok = (made[:, : len(types)] == 1).reshape(-1)
     keep = ~np.isnan(p)
     p, bid, ok = p[keep], bid[keep], ok[keep]
-    k = np.clip(np.digitize(p, CURVE_EDGES[1:-1]), 0, len(CURVE_EDGES) - 2)
-    nb = np.bincount(k, minlength=len(CURVE_EDGES) - 1)
-    nbid = np.bincount(k, weights=bid, minlength=len(CURVE_EDGES) - 1)
-    nok = np.bincount(k, weights=bid & ok, minlength=len(CURVE_EDGES) - 1)
+    edges = curve_edges(worlds)
+    n_bins = len(edges) - 1
+    k = np.clip(np.digitize(p, edges[1:-1]), 0, n_bins - 1)
+    nb = np.bincount(k, minlength=n_bins)
+    nbid = np.bincount(k, weights=bid, minlength=n_bins)
+    nok = np.bincount(k, weights=bid & ok, minlength=n_bins)
+    psum = np.bincount(k, weights=p, minlength=n_bins)
     curve = {
-        "edges": CURVE_EDGES.round(2).tolist(),
+        "edges": edges.round(4).tolist(),
         "n": nb.tolist(),
+        "p": [_ratio(x, y) for x, y in zip(psum, nb)],
         "bid_share": [_ratio(x, y) for x, y in zip(nbid, nb)],
         "success": [_ratio(x, y) for x, y in zip(nok, nbid)],
     }
@@ -766,7 +780,9 @@ def _oh_calibration(dec: _Decisions) -> dict:
     }
 
 
-def _bidder_report(game: Game, name: str, dec: _Decisions, deals: int) -> tuple[dict, dict[str, np.ndarray]]:
+def _bidder_report(
+    game: Game, name: str, dec: _Decisions, deals: int, worlds: int
+) -> tuple[dict, dict[str, np.ndarray]]:
     b = ~dec.is_hat
     score = _per_deal(dec.score.astype(np.float64), dec.deal, deals, b)
     m, ci = _ci(score)
@@ -785,7 +801,7 @@ def _bidder_report(game: Game, name: str, dec: _Decisions, deals: int) -> tuple[
     if game.name == "bobs_hat":
         made = dec.extra["made"][b]
         made_rate = _ratio((made == 1).sum(), (made >= 0).sum())
-        calibration = _bh_calibration(dec, deals)
+        calibration = _bh_calibration(dec, deals, worlds)
     else:
         made_rate = float(np.mean(dec.extra["taken"] == dec.chosen - oh.BID_BASE))
         calibration = _oh_calibration(dec)
@@ -901,7 +917,7 @@ def measure(
     decisions = {b: _Decisions.concat([r.dec for r in results if r.bidder == b]) for b in bidders}
     reports, per_deal = [], {}
     for b in bidders:
-        rep, pd = _bidder_report(game, _display(b), decisions[b], deals)
+        rep, pd = _bidder_report(game, _display(b), decisions[b], deals, worlds)
         reports.append(rep)
         per_deal[b] = pd
     pairwise = []
@@ -1124,9 +1140,9 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
             ax = row[2]
             for b in t["bidders"]:
                 cv = b["calibration"]["curve"]
-                mid = (np.array(cv["edges"][:-1]) + np.array(cv["edges"][1:])) / 2
-                y = np.array([np.nan if v is None else v for v in cv["bid_share"]])
-                ax.plot(mid, y, marker="o", label=b["name"][:24])
+                ok = [v is not None for v in cv["p"]]
+                mid = [v for v, o in zip(cv["p"], ok) if o]
+                ax.plot(mid, [v for v, o in zip(cv["bid_share"], ok) if o], marker="o", label=b["name"][:24])
             ax.set_xlabel("info-set chance of making the card bid alone")
             ax.set_ylabel("share of hands bidding it")
             ax.set_title("when does it bid a card? (all bid cards)")
