@@ -1189,7 +1189,7 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
             ax.set_title("over (<0) and under (>0) bidding by hand size")
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 
