@@ -1050,12 +1050,12 @@ def format_report(doc: dict) -> str:
 def _bh_lines(t: dict, w: int) -> list[str]:
     types = list(t["bidders"][0]["calibration"]["types"])
     out = ["bid cards: share of hands / made when bid / oracle's chance when bid (info-set)"]
-    out.append(f"{'bidder':<{w}}" + "".join(f"{k:>22}" for k in types))
+    out.append(f"{'bidder':<{w}}" + "".join(f"{k:>24}" for k in types))
     for b in t["bidders"]:
         c = b["calibration"]["types"]
         out.append(
             f"{b['name']:<{w}}"
-            + "".join(f"{_pct(c[k]['rate']) + ' / ' + _pct(c[k]['success']) + ' / ' + _pct(c[k]['predicted']):>22}"
+            + "".join(f"{_pct(c[k]['rate']) + ' / ' + _pct(c[k]['success']) + ' / ' + _pct(c[k]['predicted']):>24}"
                       for k in types)
         )  # fmt: skip
     out.append("")
