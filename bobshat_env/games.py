@@ -60,7 +60,8 @@ class GameDescription:
       ``simple_state_policy`` / ``strong_state_policy`` playouts on full states;
     - ``agents``: ``(agent name, class)`` pairs, the game's entries for
       :func:`agents.make_agent` beyond the game-independent ones;
-    - ``bid_report``: the evaluation's bidding statistics (:mod:`train.evaluate`).
+    - ``bid_report``: the evaluation's bidding statistics (:mod:`train.evaluate`);
+    - ``bid_oracle``: the bidding benchmark's pieces of the game (:mod:`train.bids`).
 
     ``cli_options`` are the configuration fields the command line's game
     flags set for this game (``players`` and ``first_dealer`` are common).
@@ -76,6 +77,7 @@ class GameDescription:
     heuristics: str
     agents: tuple[tuple[str, str], ...]
     bid_report: str
+    bid_oracle: str
 
 
 DESCRIPTIONS: tuple[GameDescription, ...] = (
@@ -94,6 +96,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
         bid_report="train.evaluate:BobsHatBids",
+        bid_oracle="train.bids:BobsHatOracle",
     ),
     GameDescription(
         name="oh_hell",
@@ -110,6 +113,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
         bid_report="train.evaluate:OhHellBids",
+        bid_oracle="train.bids:OhHellOracle",
     ),
 )
 

@@ -199,7 +199,7 @@ def test_every_description_entry_point_loads():
 
     for d in DESCRIPTIONS:
         game = make_game(d.name)
-        for part in ("render", "play_text", "record_rules", "heuristics", "bid_report"):
+        for part in ("render", "play_text", "record_rules", "heuristics", "bid_report", "bid_oracle"):
             assert game.load(part) is not None, (d.name, part)
         for name, entry in d.agents:
             assert callable(load(entry)), (d.name, name)

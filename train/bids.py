@@ -132,7 +132,6 @@ import math
 import os
 import time
 import zlib
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, fields
 from multiprocessing import get_context
@@ -147,9 +146,8 @@ from bobshat_env.config import ConfigError
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
-from bobshat_env.core.cards import BOBS_HAT_DECK, OH_HELL_DECK, Deck
-from bobshat_env.core.resample import bh_public_state, oh_public_state, sample_hands, void_tracker
-from bobshat_env.games import Game, make_game
+from bobshat_env.core.resample import sample_hands, void_tracker
+from bobshat_env.games import Game, describe, load, make_game
 
 from .evaluate import ProgressBar, _clean, mean_ci
 
@@ -178,38 +176,10 @@ SUITES: dict[str, dict[str, Any]] = {
 
 
 # ==========================================================================
-# What differs between the games (everything else asks the Game)
-def _bh_deal(game: Game, state: Any, g: np.ndarray) -> None:
-    trump, hands = bh.random_deal(game.config, state.key[g], state.hand_no[g], state.attempt[g])
-    bh.deal(game.config, state, g, trump, hands)
-
-
-def _oh_deal(game: Game, state: Any, g: np.ndarray) -> None:
-    card, hands = oh.random_deal(game.config, state.key[g], state.hand_no[g])
-    oh.deal(game.config, state, g, card, hands)
-
-
-@dataclass(frozen=True)
-class _Bits:
-    deck: Deck
-    public_state: Callable[..., tuple]  # (cfg, obs, seat) -> (state with only the seat's cards, counts, unseen)
-    deal: Callable[[Game, Any, np.ndarray], None]  # start the pending hand of games from their keys
-    hat: tuple[int, ...]  # the dealer's hat actions (none in Oh Hell)
-    bid_base: int  # first bid action
-    n_bid_actions: int  # bid (and hat) actions after the cards
-    label: Callable[[int], str]  # a bid action's name in the bid distribution
-
-
-_BITS = {
-    "bobs_hat": _Bits(
-        BOBS_HAT_DECK, bh_public_state, _bh_deal, (bh.HAT_PLUS, bh.HAT_MINUS), bh.BID_BASE,
-        bh.N_ACTIONS - bh.N_CARDS, lambda a: "+".join(bh.bid_cards(a - bh.BID_BASE)) or "none",
-    ),
-    "oh_hell": _Bits(
-        OH_HELL_DECK, oh_public_state, _oh_deal, (), oh.BID_BASE, oh.N_ACTIONS - oh.N_CARDS,
-        lambda a: str(a - oh.BID_BASE),
-    ),
-}  # fmt: skip
+# What differs between the games: the class each game's description names (``bid_oracle``:
+# :class:`BobsHatOracle`, :class:`OhHellOracle`, at the end of this module); everything else asks the Game.
+def _kind(game_name: str) -> Any:
+    return load(describe(game_name).bid_oracle)
 
 
 def _bh_cards(
@@ -369,13 +339,8 @@ class _ChunkResult:
 def _outcome(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
     """What a finished hand says about seat ``seat`` of games ``g``: its score, bid and bid outcomes."""
     pts = state.last_scores[g].astype(np.float64)
-    out = {"score": pts[np.arange(g.size), seat], "bid": state.bids[g, seat].astype(np.int64)}
-    out["margin"] = _margin(pts, seat)
-    if game.name == "bobs_hat":
-        taken = state.taken[g].astype(np.int64)
-        out["made"], out["points"] = _bh_cards(game.config, out["bid"], taken, state.hand_size[g], seat)
-    else:
-        out["taken"] = state.taken[g, seat].astype(np.int64)
+    out = {"score": pts[np.arange(g.size), seat], "margin": _margin(pts, seat)}
+    out.update(_kind(game.name).hand_facts(game, state, g, seat))
     return out
 
 
@@ -388,14 +353,14 @@ def _margin(points: np.ndarray, seat: np.ndarray) -> np.ndarray:
 def _play_chunk(ch: _Chunk) -> _ChunkResult:
     """Play the chunk's games with the bidder in one seat, then value all its decisions (module level: workers)."""
     game = make_game(ch.game_name, config=ch.config)
-    bits, mod, P = _BITS[game.name], game.module, game.players
+    kind, mod, P = _kind(game.name), game.module, game.players
     bidder = _make(ch.spec, game, _seed(ch.seed, ch.index, ch.bidder, 0), "bidder")
     play = _make(ch.play, game, _seed(ch.seed, ch.index, ch.bidder, 1), "--play")
     deals = np.arange(ch.d0, ch.d1)
     n = deals.size
     tested = deals % P
     state = game.init(rng.game_keys(ch.seed, deals, 0), auto_deal=False)
-    bits.deal(game, state, np.arange(n))
+    kind.deal(game, state, np.arange(n))
     needs_public = any(getattr(a, "needs_public", False) for a in (bidder, play))
     tracker = void_tracker(game, n) if needs_public else None
     H = int(game.config.hands)
@@ -436,11 +401,11 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
                 outcomes[k][done, hand_before[done]] = v
         pending = np.nonzero(state.phase == mod.DEAL)[0]
         if pending.size:
-            bits.deal(game, state, pending)
+            kind.deal(game, state, pending)
     base = _concat(snaps)
     row, hand = np.concatenate(rec["row"]), np.concatenate(rec["hand"])
     chosen, legal = np.concatenate(rec["chosen"]), np.concatenate(rec["legal"])
-    is_hat = np.isin(chosen, bits.hat)
+    is_hat = np.isin(chosen, kind.hat_actions)
     # A hat choice is valued with the dealer's own bid as it was made: its next decision in the same hand.
     follow = np.full(chosen.shape[0], -1, dtype=np.int64)
     if is_hat.any():
@@ -450,17 +415,11 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     t0 = time.perf_counter()
     sampling = _is_sampling(play)
     n_play = (ch.playouts or SAMPLING_PLAYOUTS) if sampling else 1
-    oracle = _oracle(game, bits, play, base, legal, follow, tested[row], ch.worlds, n_play, gen, ch.max_rows)
+    oracle = _oracle(game, play, base, legal, follow, tested[row], ch.worlds, n_play, gen, ch.max_rows)
     seconds = time.perf_counter() - t0
     size = np.asarray(base.hand_size).astype(np.int64)
-    extra: dict[str, np.ndarray] = {}
-    pick = (np.arange(chosen.size), chosen - mod.N_CARDS)
-    if game.name == "bobs_hat":
-        extra["made"], extra["points"] = outcomes["made"][row, hand], outcomes["points"][row, hand]
-        extra["pred"], extra["p_alone"] = oracle["succ_info"][pick], oracle["p_alone"]  # pred: of the bid chosen
-    else:
-        extra["taken"] = outcomes["taken"][row, hand]
-        extra["info_taken"] = oracle["tricks_info"][pick]
+    extra = {k: v[row, hand] for k, v in outcomes.items() if k not in ("score", "margin")}
+    extra.update(kind.from_oracle(oracle["facts"], legal, chosen - mod.N_CARDS))
     dec = _Decisions(
         deal=deals[row],
         hand=hand,
@@ -512,7 +471,6 @@ def _rollout(game: Game, play: Any, st: Any, forced: np.ndarray) -> int:
 
 def _oracle(
     game: Game,
-    bits: _Bits,
     play: Any,
     base: Any,
     legal: np.ndarray,
@@ -528,16 +486,18 @@ def _oracle(
     legal: (n, A) the legal bid/hat actions (offset ``N_CARDS``);
     follow: (n,) the bidder's own next action to force after the alternative (a hat choice's bid), -1
     none; seat: (n,) the bidder's seat.
-    World 0 is the actual deal; worlds 1..K are drawn from what the bidder saw.
+    World 0 is the actual deal; worlds 1..K are drawn from what the bidder saw. Returns the values
+    (``q_*``: score, ``m_*``: margin) and ``facts``: the information-set mean of each of the game's
+    playout facts (``playout_facts``), (n, A, ...).
     """
-    mod, cfg = game.module, game.config
+    mod = game.module
     n, A = legal.shape
     P = game.players
     # The worlds: hidden hands drawn from the bidder's own observation (no card has been played yet).
-    pub, counts, unseen = bits.public_state(cfg, game.observe(base), seat)
-    void = np.zeros((n, P, bits.deck.n_suits), dtype=bool)
+    pub, counts, unseen = game.public_state(game.observe(base), seat)
+    void = np.zeros((n, P, game.deck.n_suits), dtype=bool)
     own = base.hands[np.arange(n), seat]
-    worlds = sample_hands(own, seat, unseen, counts, void, bits.deck, K, gen)  # (n, K, P, N)
+    worlds = sample_hands(own, seat, unseen, counts, void, game.deck, K, gen)  # (n, K, P, N)
     # Rows: (decision, world 0..K, alternative, playout), flat; sorted by hand size so batches end together.
     dec_i, alt = np.nonzero(legal)
     W = K + 1
@@ -549,9 +509,8 @@ def _oracle(
     total = dec_i.size
     score = np.zeros(total)
     margin = np.zeros(total)
-    is_bh = game.name == "bobs_hat"
-    made = np.zeros((total, len(BH_TYPES)), dtype=np.int8) if is_bh else None
-    tricks = np.zeros(total) if not is_bh else None
+    facts: dict[str, np.ndarray] = {}
+    kind = _kind(game.name)
     steps = 0
     for lo in range(0, total, max_rows):
         sl = slice(lo, min(total, lo + max_rows))
@@ -565,10 +524,9 @@ def _oracle(
         pts = st.last_scores.astype(np.float64)
         score[sl] = pts[r, seat[d]]
         margin[sl] = _margin(pts, seat[d])
-        if is_bh:
-            made[sl] = _bh_cards(cfg, st.bids[r, seat[d]], st.taken.astype(np.int64), st.hand_size, seat[d])[0]
-        else:
-            tricks[sl] = st.taken[r, seat[d]]
+        for k, v in kind.playout_facts(game, st, seat[d]).items():
+            v = v.reshape(d.size, -1).astype(np.float64)
+            facts.setdefault(k, np.zeros((total, v.shape[1])))[sl] = v
     # Means per (decision, alternative, world) over playouts, then per oracle.
     key = (dec_i * A + alt) * W + world
     cnt = np.bincount(key, minlength=n * A * W).reshape(n, A, W)
@@ -581,19 +539,11 @@ def _oracle(
     q, m = mean_of(score), mean_of(margin)
     out: dict[str, Any] = {"q_hind": q[..., 0], "q_info": q[..., 1:].mean(axis=2), "playouts": total, "steps": steps}
     out["m_hind"], out["m_info"] = m[..., 0], m[..., 1:].mean(axis=2)
-    rows = np.arange(n)
-    if is_bh:
-        succ = np.stack([mean_of((made[:, t] == 1).astype(np.float64)) for t in range(len(BH_TYPES))], axis=-1)
-        info = succ[:, :, 1:].mean(axis=2)  # (n, A, 5): the chance each card of the alternative is made
-        out["succ_info"] = info
-        alone = np.full((n, len(BH_TYPES)), np.nan)
-        for t, code in enumerate((1, 2, 4, 8, 16)):
-            a = bh.BID_BASE + code - mod.N_CARDS
-            ok = legal[:, a]
-            alone[ok, t] = info[rows[ok], a, t]
-        out["p_alone"] = alone
-    else:
-        out["tricks_info"] = mean_of(tricks)[..., 1:].mean(axis=2)  # (n, A): tricks expected after each bid
+
+    def info_mean(v: np.ndarray) -> np.ndarray:  # (total, m) -> (n, A, m): mean over the K worlds
+        return np.stack([mean_of(v[:, j])[..., 1:].mean(axis=2) for j in range(v.shape[1])], axis=-1)
+
+    out["facts"] = {k: info_mean(v) for k, v in facts.items()}
     return out
 
 
@@ -632,8 +582,8 @@ def decision_values(
     follow = np.full(B, -1, dtype=np.int64) if follow is None else np.asarray(follow, dtype=np.int64).reshape(B)
     gen = np.random.default_rng(seed)
     out = _oracle(
-        game, _BITS[game.name], agent, state.copy(), mask[:, mod.N_CARDS :], follow, state.cur.astype(np.int64),
-        worlds, n_play, gen, max_rows,
+        game, agent, state.copy(), mask[:, mod.N_CARDS :], follow, state.cur.astype(np.int64), worlds, n_play, gen,
+        max_rows,
     )  # fmt: skip
     pad = np.full((B, mod.N_CARDS), np.nan)
     hind, info = (out["q_hind"], out["q_info"]) if objective == "score" else (out["m_hind"], out["m_info"])
@@ -792,19 +742,13 @@ def _bidder_report(
     info, info_deal = _regret_report(dec, dec.q_info, offset, deals)
     m_hind, _ = _regret_report(dec, dec.m_hind, offset, deals)
     m_info, _ = _regret_report(dec, dec.m_info, offset, deals)
-    bits = _BITS[game.name]
-    labels = [bits.label(int(a)) for a in dec.chosen[b]]
+    kind = _kind(game.name)
+    labels = [kind.label(int(a)) for a in dec.chosen[b]]
     dist: dict[str, float] = {}
     for lab in labels:
         dist[lab] = dist.get(lab, 0) + 1
     dist = {k: v / len(labels) for k, v in sorted(dist.items(), key=lambda kv: -kv[1])}
-    if game.name == "bobs_hat":
-        made = dec.extra["made"][b]
-        made_rate = _ratio((made == 1).sum(), (made >= 0).sum())
-        calibration = _bh_calibration(dec, deals, worlds)
-    else:
-        made_rate = float(np.mean(dec.extra["taken"] == dec.chosen - oh.BID_BASE))
-        calibration = _oh_calibration(dec)
+    made_rate, calibration = kind.made_rate(dec), kind.calibration(dec, deals, worlds)
     report = {
         "name": name,
         "hands": int(b.sum()),
@@ -1036,7 +980,7 @@ def format_report(doc: dict) -> str:
                     f"   {_f(d['info_set_regret_diff'])} ±{_f(d['info_set_ci95'], '.3f')}"
                 )
         lines.append("")
-        lines.extend(_bh_lines(t, w) if t["game"] == "bobs_hat" else _oh_lines(t, w))
+        lines.extend(_kind(t["game"]).lines(t, w))
         r = t["run"]
         lines.append("")
         lines.append(
@@ -1136,61 +1080,153 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xticks(x, short, rotation=20, fontsize=8)
         ax.set_title("the bidder's score per hand (±95%)")
-        if t["game"] == "bobs_hat":
-            ax = row[2]
-            for b in t["bidders"]:
-                cv = b["calibration"]["curve"]
-                ok = [v is not None for v in cv["p"]]
-                mid = [v for v, o in zip(cv["p"], ok) if o]
-                ax.plot(mid, [v for v, o in zip(cv["bid_share"], ok) if o], marker="o", label=b["name"][:24])
-            ax.set_xlabel("info-set chance of making the card bid alone")
-            ax.set_ylabel("share of hands bidding it")
-            ax.set_title("when does it bid a card? (all bid cards)")
-            ax.set_ylim(0, 1)
-            ax.legend(fontsize=7)
-            ax = row[3]
-            types = list(t["bidders"][0]["calibration"]["types"])
-            for i, b in enumerate(t["bidders"]):
-                c = b["calibration"]["types"]
-                for j, k in enumerate(types):
-                    if c[k]["success"] is not None:
-                        ax.scatter(c[k]["predicted"], c[k]["success"], color=f"C{i}", marker="osD^v"[j % 5],
-                                   label=b["name"][:24] if j == 0 else None)  # fmt: skip
-            ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8)
-            ax.set_xlabel("predicted success (info-set), when bid")
-            ax.set_ylabel("actual success")
-            ax.set_title("bid cards: o blue, s red, D black, ^ fewest")
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1)
-            ax.legend(fontsize=7)
-        else:
-            ax = row[2]
-            top = 0
-            for b in t["bidders"]:
-                cv = b["calibration"]["curve"]
-                bids = np.array(cv["bid"])
-                y = np.array([np.nan if v is None else v for v in cv["mean_taken"]])
-                ok = np.array(cv["hands"]) > 0
-                ax.plot(bids[ok], y[ok], marker="o", label=b["name"][:24])
-                top = max(top, int(bids[ok].max()) if ok.any() else 0)
-            ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
-            ax.set_xlabel("tricks bid")
-            ax.set_ylabel("mean tricks taken")
-            ax.set_title("calibration: tricks bid vs taken")
-            ax.legend(fontsize=7)
-            ax = row[3]
-            for b in t["bidders"]:
-                by = b["calibration"]["by_hand_size"]
-                sizes = sorted(int(k) for k in by)
-                ax.plot(sizes, [by[str(s)]["over_under"] for s in sizes], marker="o", label=b["name"][:24])
-            ax.axhline(0, color="grey", linewidth=0.8)
-            ax.set_xlabel("cards per player")
-            ax.set_ylabel("tricks taken minus bid")
-            ax.set_title("over (<0) and under (>0) bidding by hand size")
-            ax.legend(fontsize=7)
+        _kind(t["game"]).panels(t, row[2], row[3])
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def _bh_panels(t: dict, ax1: Any, ax2: Any) -> None:
+    """Bob's Hat's two calibration panels: when a card is bid against its chance, predicted vs made."""
+    ax = ax1
+    for b in t["bidders"]:
+        cv = b["calibration"]["curve"]
+        ok = [v is not None for v in cv["p"]]
+        mid = [v for v, o in zip(cv["p"], ok) if o]
+        ax.plot(mid, [v for v, o in zip(cv["bid_share"], ok) if o], marker="o", label=b["name"][:24])
+    ax.set_xlabel("info-set chance of making the card bid alone")
+    ax.set_ylabel("share of hands bidding it")
+    ax.set_title("when does it bid a card? (all bid cards)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    ax = ax2
+    types = list(t["bidders"][0]["calibration"]["types"])
+    for i, b in enumerate(t["bidders"]):
+        c = b["calibration"]["types"]
+        for j, k in enumerate(types):
+            if c[k]["success"] is not None:
+                ax.scatter(c[k]["predicted"], c[k]["success"], color=f"C{i}", marker="osD^v"[j % 5],
+                           label=b["name"][:24] if j == 0 else None)  # fmt: skip
+    ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8)
+    ax.set_xlabel("predicted success (info-set), when bid")
+    ax.set_ylabel("actual success")
+    ax.set_title("bid cards: o blue, s red, D black, ^ fewest")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+
+
+def _oh_panels(t: dict, ax1: Any, ax2: Any) -> None:
+    """Oh Hell's two calibration panels: tricks taken against bid, over/under by hand size."""
+    ax = ax1
+    top = 0
+    for b in t["bidders"]:
+        cv = b["calibration"]["curve"]
+        bids = np.array(cv["bid"])
+        y = np.array([np.nan if v is None else v for v in cv["mean_taken"]])
+        ok = np.array(cv["hands"]) > 0
+        ax.plot(bids[ok], y[ok], marker="o", label=b["name"][:24])
+        top = max(top, int(bids[ok].max()) if ok.any() else 0)
+    ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
+    ax.set_xlabel("tricks bid")
+    ax.set_ylabel("mean tricks taken")
+    ax.set_title("calibration: tricks bid vs taken")
+    ax.legend(fontsize=7)
+    ax = ax2
+    for b in t["bidders"]:
+        by = b["calibration"]["by_hand_size"]
+        sizes = sorted(int(k) for k in by)
+        ax.plot(sizes, [by[str(s)]["over_under"] for s in sizes], marker="o", label=b["name"][:24])
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel("cards per player")
+    ax.set_ylabel("tricks taken minus bid")
+    ax.set_title("over (<0) and under (>0) bidding by hand size")
+    ax.legend(fontsize=7)
+
+
+# ==========================================================================
+# The games' own pieces
+def _bh_deal(game: Game, state: Any, g: np.ndarray) -> None:
+    trump, hands = bh.random_deal(game.config, state.key[g], state.hand_no[g], state.attempt[g])
+    bh.deal(game.config, state, g, trump, hands)
+
+
+def _bh_hand_facts(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
+    made, points = _bh_cards(
+        game.config, state.bids[g, seat], state.taken[g].astype(np.int64), state.hand_size[g], seat
+    )
+    return {"made": made, "points": points}
+
+
+def _bh_playout_facts(game: Game, st: Any, seat: np.ndarray) -> dict[str, np.ndarray]:
+    return {"made": _bh_hand_facts(game, st, np.arange(st.batch_size), seat)["made"] == 1}
+
+
+def _bh_from_oracle(facts: dict[str, np.ndarray], legal: np.ndarray, pick: np.ndarray) -> dict[str, np.ndarray]:
+    info = facts["made"]  # (n, A, 5): the information-set chance that each card of an alternative is made
+    rows = np.arange(legal.shape[0])
+    alone = np.full((legal.shape[0], len(BH_TYPES)), np.nan)
+    for t, code in enumerate((1, 2, 4, 8, 16)):
+        a = bh.BID_BASE + code - bh.N_CARDS
+        ok = legal[:, a]
+        alone[ok, t] = info[rows[ok], a, t]
+    return {"pred": info[rows, pick], "p_alone": alone}
+
+
+def _bh_made_rate(dec: _Decisions) -> float | None:
+    made = dec.extra["made"][~dec.is_hat]
+    return _ratio((made == 1).sum(), (made >= 0).sum())
+
+
+class BobsHatOracle:
+    """What the bidding benchmark needs of Where's Bob's Hat? (the ``bid_oracle`` its description names).
+
+    ``hat_actions``: the dealer's hat choices; ``deal(game, state, g)`` starts
+    the pending hand of games ``g`` from their keys; ``label(action)`` names a
+    bid; ``hand_facts(game, state, g, seat)`` and ``playout_facts(game, state,
+    seat)``: a finished hand's facts for the report and for the oracle's mean;
+    ``from_oracle(facts, legal, pick)`` the per-decision predictions;
+    ``made_rate``, ``calibration``, ``lines`` (terminal) and ``panels`` (plot).
+    """
+
+    hat_actions = (bh.HAT_PLUS, bh.HAT_MINUS)
+    deal = staticmethod(_bh_deal)
+    label = staticmethod(lambda a: "+".join(bh.bid_cards(a - bh.BID_BASE)) or "none")
+    hand_facts = staticmethod(_bh_hand_facts)
+    playout_facts = staticmethod(_bh_playout_facts)
+    from_oracle = staticmethod(_bh_from_oracle)
+    made_rate = staticmethod(_bh_made_rate)
+    calibration = staticmethod(_bh_calibration)
+    lines = staticmethod(_bh_lines)
+    panels = staticmethod(_bh_panels)
+
+
+def _oh_deal(game: Game, state: Any, g: np.ndarray) -> None:
+    card, hands = oh.random_deal(game.config, state.key[g], state.hand_no[g])
+    oh.deal(game.config, state, g, card, hands)
+
+
+def _oh_hand_facts(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
+    return {"taken": state.taken[g, seat].astype(np.int64)}
+
+
+def _oh_from_oracle(facts: dict[str, np.ndarray], legal: np.ndarray, pick: np.ndarray) -> dict[str, np.ndarray]:
+    return {"info_taken": facts["taken"][np.arange(legal.shape[0]), pick, 0]}  # tricks expected after the bid
+
+
+class OhHellOracle:
+    """What the bidding benchmark needs of Oh Hell (see :class:`BobsHatOracle`)."""
+
+    hat_actions = ()
+    deal = staticmethod(_oh_deal)
+    label = staticmethod(lambda a: str(a - oh.BID_BASE))
+    hand_facts = staticmethod(_oh_hand_facts)
+    playout_facts = staticmethod(lambda game, st, seat: _oh_hand_facts(game, st, np.arange(st.batch_size), seat))
+    from_oracle = staticmethod(_oh_from_oracle)
+    made_rate = staticmethod(lambda dec: float(np.mean(dec.extra["taken"] == dec.chosen - oh.BID_BASE)))
+    calibration = staticmethod(lambda dec, deals, worlds: _oh_calibration(dec))
+    lines = staticmethod(_oh_lines)
+    panels = staticmethod(_oh_panels)
 
 
 # ==========================================================================
