@@ -146,10 +146,12 @@ from bobshat_env.config import ConfigError
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
-from bobshat_env.core.resample import sample_hands, void_tracker
+from bobshat_env.core.resample import sample_hands
 from bobshat_env.games import Game, describe, load, make_game
+from bobshat_env.seating import SeatDispatch
 
-from .evaluate import ProgressBar, _clean, mean_ci
+from .evaluate import _clean, mean_ci
+from .progress import ProgressBar
 
 SCHEMA = "bobshat.bids/1"
 BH_TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest")
@@ -265,12 +267,6 @@ def _make(spec: str, game: Game, seed: int, role: str) -> Any:
         raise ValueError(f"{role} {_display(spec)!r}: {err}") from err
 
 
-def _act(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, rows: np.ndarray, tracker: Any) -> np.ndarray:
-    if tracker is not None and getattr(agent, "needs_public", False):
-        return agent.act(obs[rows], mask[rows], seat[rows], public=tracker.rows(rows))
-    return agent.act(obs[rows], mask[rows], seat[rows])
-
-
 def _seed(seed: int, chunk: int, spec: str, role: int) -> int:
     ss = np.random.SeedSequence([rng.seed_to_base(seed), chunk, zlib.crc32(spec.encode()), role])
     return int(ss.generate_state(1, np.uint32)[0])
@@ -361,8 +357,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     tested = deals % P
     state = game.init(rng.game_keys(ch.seed, deals, 0), auto_deal=False)
     kind.deal(game, state, np.arange(n))
-    needs_public = any(getattr(a, "needs_public", False) for a in (bidder, play))
-    tracker = void_tracker(game, n) if needs_public else None
+    seats = SeatDispatch(game, n, [bidder, play])
     H = int(game.config.hands)
     snaps: list[Any] = []
     rec: dict[str, list[np.ndarray]] = {k: [] for k in ("row", "hand", "chosen", "legal")}
@@ -376,9 +371,8 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
         seat = state.cur.astype(np.int64)
         mine = live & ~mask[:, : mod.N_CARDS].any(axis=1) & (seat == tested)
         actions = np.zeros(n, dtype=np.int64)
-        for agent, rows in ((bidder, np.nonzero(mine)[0]), (play, np.nonzero(live & ~mine)[0])):
-            if rows.size:
-                actions[rows] = _act(agent, obs, mask, seat, rows, tracker)
+        rows = np.nonzero(live)[0]
+        seats.act([bidder, play], np.where(mine[rows], 0, 1), rows, obs, mask, seat, actions)
         rows = np.nonzero(mine)[0]
         if rows.size:
             snaps.append(state.take(rows))
@@ -387,11 +381,9 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
             rec["chosen"].append(actions[rows])
             rec["legal"].append(mask[rows, mod.N_CARDS :])
         hand_before = state.hand_no.astype(np.int64)
-        if tracker is not None:
-            tracker.before_step(state, actions, live)
+        seats.before_step(state, actions, live)
         res = game.step(state, actions, active=live, auto_deal=False, legal=mask)
-        if tracker is not None:
-            tracker.after_step(res)
+        seats.after_step(res.new_hand)
         done = np.nonzero(res.hand_done)[0]
         if done.size:
             facts = _outcome(game, state, done, tested[done])
@@ -444,7 +436,7 @@ def _rollout(game: Game, play: Any, st: Any, forced: np.ndarray) -> int:
     mod = game.module
     R = st.batch_size
     steps = 0
-    tracker = void_tracker(game, R) if getattr(play, "needs_public", False) else None
+    seats = SeatDispatch(game, R, [play])  # no card has been played yet: an empty void record
     for k in range(forced.shape[1]):
         act = forced[:, k]
         active = (act >= 0) & (st.phase < mod.DEAL)
@@ -458,12 +450,10 @@ def _rollout(game: Game, play: Any, st: Any, forced: np.ndarray) -> int:
         seat = st.cur.astype(np.int64)
         rows = np.nonzero(live)[0]
         actions = np.zeros(R, dtype=np.int64)
-        actions[rows] = _act(play, obs, mask, seat, rows, tracker)
-        if tracker is not None:
-            tracker.before_step(st, actions, live)
+        actions[rows] = seats.act_rows(play, obs, mask, seat, rows)
+        seats.before_step(st, actions, live)
         res = game.step(st, actions, active=live, auto_deal=False, legal=mask)
-        if tracker is not None:
-            tracker.after_step(res)
+        seats.after_step(res.new_hand)
         steps += rows.size
         live = st.phase < mod.DEAL
     return steps
@@ -840,7 +830,7 @@ def measure(
         for b in bidders
         for i, d0 in enumerate(starts)
     ]
-    bar = ProgressBar(deals * len(bidders), label="games", enabled=progress)
+    bar = ProgressBar(deals * len(bidders), "games", enabled=progress)
     results: list[_ChunkResult] = []
     t0 = time.perf_counter()
     try:
