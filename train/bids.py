@@ -9,9 +9,12 @@ What is measured
     whole games. In game ``d`` it sits in seat ``d % P`` and every other
     seat, and every card of every seat, is played by one fixed agent, the
     *play policy* (``--play``; it also makes the other seats' bids). Deal
-    ``d`` has the key ``rng.game_keys(seed, d)``, the key of game ``d`` of
-    ``bobshat eval`` and ``simulate``, so every bidder meets the same cards
-    in the same seat (duplicate play), against the same field.
+    ``d`` has the key ``rng.game_keys(seed, d)``, the key of deal ``d`` of
+    ``bobshat eval`` and of game ``d`` of ``simulate``, so every bidder meets
+    the same cards in the same seat (duplicate play), against the same field.
+    The games run in the arena's loop (:func:`agents.arena.play_games`, as
+    every tournament does), the bidder's seat held by a ``bid=BIDDER+play=PLAY``
+    composite agent; a per-step observer keeps the bidder's decisions.
 
 Oracles (one value per legal alternative of every bidding decision)
     *hindsight*: the actual deal (all hands known); *information set*: the
@@ -141,6 +144,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from agents.arena import play_games
 from agents.registry import split_specs
 from bobshat_env.config import ConfigError
 from bobshat_env.core import bobs_hat as bh
@@ -346,8 +350,66 @@ def _margin(points: np.ndarray, seat: np.ndarray) -> np.ndarray:
     return own - (points.sum(axis=1) - own) / (points.shape[1] - 1)
 
 
+class _BidWatcher:
+    """The arena's per-step observer (its recorder interface) that keeps what the oracles need.
+
+    After every step the state is the one the next step acts on, so it copies
+    the games whose next decision is the bidder's hat choice or bid (and
+    learns the choice at the next step), and the games whose next card ends
+    the hand: that last step is replayed on the copy without dealing the next
+    hand, so the hand's final state (cards or tricks taken, bids, scores)
+    is read from the engine itself.
+    """
+
+    def __init__(self, game: Game, state: Any, tested: np.ndarray) -> None:
+        self.game, self.tested = game, tested
+        self.snaps: list[Any] = []
+        self.rec: dict[str, list[np.ndarray]] = {k: [] for k in ("row", "hand", "chosen", "legal")}
+        self.outcomes: dict[str, np.ndarray] = {}
+        self._look(state)
+
+    def _look(self, state: Any) -> None:
+        mod, P = self.game.module, self.game.players
+        live = state.phase < mod.DEAL
+        mask = self.game.legal_action_mask(state)
+        bidding = live & ~mask[:, : mod.N_CARDS].any(axis=1) & (state.cur == self.tested)
+        self.dec_rows = np.nonzero(bidding)[0]
+        self.dec_state = state.take(self.dec_rows)
+        self.dec_legal = mask[self.dec_rows, mod.N_CARDS :]
+        size = np.asarray(state.hand_size)
+        ending = live & (state.phase == mod.PLAY) & (state.n_in_trick == P - 1) & (state.tricks_done == size - 1)
+        self.end_rows = np.nonzero(ending)[0]
+        self.end_state = state.take(self.end_rows)
+
+    def observe_step(self, before: Any, actions: np.ndarray, active: Any, res: Any, state: Any) -> None:
+        if self.dec_rows.size:
+            self.snaps.append(self.dec_state)
+            self.rec["row"].append(self.dec_rows)
+            self.rec["hand"].append(self.dec_state.hand_no.astype(np.int64))
+            self.rec["chosen"].append(np.asarray(actions)[self.dec_rows])
+            self.rec["legal"].append(self.dec_legal)
+        done = np.nonzero(np.asarray(res.hand_done))[0]
+        if done.size:
+            if not np.isin(done, self.end_rows).all():
+                raise RuntimeError("a hand ended where its last card was not expected; please report this")
+            pick = np.isin(self.end_rows, done)
+            end = self.end_state.take(pick)
+            rows, hand = self.end_rows[pick], end.hand_no.astype(np.int64)
+            self.game.step(end, np.asarray(actions)[rows], auto_deal=False)  # the hand's last card, no new deal
+            for k, v in _outcome(self.game, end, np.arange(rows.size), self.tested[rows]).items():
+                if k not in self.outcomes:
+                    self.outcomes[k] = np.zeros((self.tested.size, self.game.config.hands) + v.shape[1:], v.dtype)
+                self.outcomes[k][rows, hand] = v
+        self._look(state)
+
+    def records(self) -> list[dict]:
+        return []
+
+
 def _play_chunk(ch: _Chunk) -> _ChunkResult:
     """Play the chunk's games with the bidder in one seat, then value all its decisions (module level: workers)."""
+    from agents.composite import CompositeAgent  # noqa: PLC0415
+
     game = make_game(ch.game_name, config=ch.config)
     kind, mod, P = _kind(game.name), game.module, game.players
     bidder = _make(ch.spec, game, _seed(ch.seed, ch.index, ch.bidder, 0), "bidder")
@@ -355,45 +417,20 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     deals = np.arange(ch.d0, ch.d1)
     n = deals.size
     tested = deals % P
-    state = game.init(rng.game_keys(ch.seed, deals, 0), auto_deal=False)
-    kind.deal(game, state, np.arange(n))
-    seats = SeatDispatch(game, n, [bidder, play])
-    H = int(game.config.hands)
-    snaps: list[Any] = []
-    rec: dict[str, list[np.ndarray]] = {k: [] for k in ("row", "hand", "chosen", "legal")}
-    outcomes: dict[str, np.ndarray] = {}
-    while True:
-        live = state.phase < mod.DEAL
-        if not live.any():
-            break
-        mask = game.legal_action_mask(state)
-        obs = game.observe(state)
-        seat = state.cur.astype(np.int64)
-        mine = live & ~mask[:, : mod.N_CARDS].any(axis=1) & (seat == tested)
-        actions = np.zeros(n, dtype=np.int64)
-        rows = np.nonzero(live)[0]
-        seats.act([bidder, play], np.where(mine[rows], 0, 1), rows, obs, mask, seat, actions)
-        rows = np.nonzero(mine)[0]
-        if rows.size:
-            snaps.append(state.take(rows))
-            rec["row"].append(rows)
-            rec["hand"].append(state.hand_no[rows].astype(np.int64))
-            rec["chosen"].append(actions[rows])
-            rec["legal"].append(mask[rows, mod.N_CARDS :])
-        hand_before = state.hand_no.astype(np.int64)
-        seats.before_step(state, actions, live)
-        res = game.step(state, actions, active=live, auto_deal=False, legal=mask)
-        seats.after_step(res.new_hand)
-        done = np.nonzero(res.hand_done)[0]
-        if done.size:
-            facts = _outcome(game, state, done, tested[done])
-            for k, v in facts.items():
-                if k not in outcomes:
-                    outcomes[k] = np.zeros((n, H) + v.shape[1:], dtype=v.dtype)
-                outcomes[k][done, hand_before[done]] = v
-        pending = np.nonzero(state.phase == mod.DEAL)[0]
-        if pending.size:
-            kind.deal(game, state, pending)
+    # The arena's loop: the bidder's seat is a bid=bidder+play=play agent, every other seat the play policy.
+    seating = np.ones((n, P), dtype=np.int64)
+    seating[np.arange(n), tested] = 0
+    watcher: list[_BidWatcher] = []
+
+    def factory(g: Game, state: Any, ids: np.ndarray) -> _BidWatcher:
+        watcher.append(_BidWatcher(g, state, tested[ids]))
+        return watcher[-1]
+
+    agents = [CompositeAgent(game, bidder, play, name=ch.bidder), play]
+    keys = rng.game_keys(ch.seed, deals, 0)  # deal d of a tournament (train.evaluate.play_duplicate)
+    play_games(game, agents, n, batch_size=max(n, 1), recorder_factory=factory, keys=keys, seating=seating)
+    (w,) = watcher
+    snaps, rec, outcomes = w.snaps, w.rec, w.outcomes
     base = _concat(snaps)
     row, hand = np.concatenate(rec["row"]), np.concatenate(rec["hand"])
     chosen, legal = np.concatenate(rec["chosen"]), np.concatenate(rec["legal"])
@@ -1136,11 +1173,6 @@ def _oh_panels(t: dict, ax1: Any, ax2: Any) -> None:
 
 # ==========================================================================
 # The games' own pieces
-def _bh_deal(game: Game, state: Any, g: np.ndarray) -> None:
-    trump, hands = bh.random_deal(game.config, state.key[g], state.hand_no[g], state.attempt[g])
-    bh.deal(game.config, state, g, trump, hands)
-
-
 def _bh_hand_facts(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
     made, points = _bh_cards(
         game.config, state.bids[g, seat], state.taken[g].astype(np.int64), state.hand_size[g], seat
@@ -1171,16 +1203,14 @@ def _bh_made_rate(dec: _Decisions) -> float | None:
 class BobsHatOracle:
     """What the bidding benchmark needs of Where's Bob's Hat? (the ``bid_oracle`` its description names).
 
-    ``hat_actions``: the dealer's hat choices; ``deal(game, state, g)`` starts
-    the pending hand of games ``g`` from their keys; ``label(action)`` names a
-    bid; ``hand_facts(game, state, g, seat)`` and ``playout_facts(game, state,
+    ``hat_actions``: the dealer's hat choices; ``label(action)`` names a bid;
+    ``hand_facts(game, state, g, seat)`` and ``playout_facts(game, state,
     seat)``: a finished hand's facts for the report and for the oracle's mean;
     ``from_oracle(facts, legal, pick)`` the per-decision predictions;
     ``made_rate``, ``calibration``, ``lines`` (terminal) and ``panels`` (plot).
     """
 
     hat_actions = (bh.HAT_PLUS, bh.HAT_MINUS)
-    deal = staticmethod(_bh_deal)
     label = staticmethod(lambda a: "+".join(bh.bid_cards(a - bh.BID_BASE)) or "none")
     hand_facts = staticmethod(_bh_hand_facts)
     playout_facts = staticmethod(_bh_playout_facts)
@@ -1189,11 +1219,6 @@ class BobsHatOracle:
     calibration = staticmethod(_bh_calibration)
     lines = staticmethod(_bh_lines)
     panels = staticmethod(_bh_panels)
-
-
-def _oh_deal(game: Game, state: Any, g: np.ndarray) -> None:
-    card, hands = oh.random_deal(game.config, state.key[g], state.hand_no[g])
-    oh.deal(game.config, state, g, card, hands)
 
 
 def _oh_hand_facts(game: Game, state: Any, g: np.ndarray, seat: np.ndarray) -> dict[str, np.ndarray]:
@@ -1208,7 +1233,6 @@ class OhHellOracle:
     """What the bidding benchmark needs of Oh Hell (see :class:`BobsHatOracle`)."""
 
     hat_actions = ()
-    deal = staticmethod(_oh_deal)
     label = staticmethod(lambda a: str(a - oh.BID_BASE))
     hand_facts = staticmethod(_oh_hand_facts)
     playout_facts = staticmethod(lambda game, st, seat: _oh_hand_facts(game, st, np.arange(st.batch_size), seat))
