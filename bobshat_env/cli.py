@@ -123,6 +123,7 @@ def cmd_bids(args: argparse.Namespace) -> int:
 
     defaults = vars(_game_option_parser().parse_args([]))
     given = [k for k in defaults if getattr(args, k) is not None]
+    check_outputs(args, "json", "plot")
     if args.suite:
         if given:
             raise ConfigError(

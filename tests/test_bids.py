@@ -245,6 +245,7 @@ def test_cli_runs_and_refuses_bad_arguments(tmp_path, capsys):
         (["bids", "--suite", "v1", "--bidders", "random", "--deals", "5"], "--suite v1 fixes --deals"),
         (["bids", "--suite", "v1", "--bidders", "random", "--game", "oh_hell"], "fixes the game"),
         (["bids", "--suite", "v0", "--bidders", "random"], "unknown suite 'v0'"),
+        (["bids", "--bidders", "random", "--json", str(tmp_path / "no" / "x.json")], "--json: cannot write"),
         (["bids", "--game", "oh_hell", "--bidders", "random", "--no-bid"], "Oh Hell has no such option"),
     ):
         assert main(bad) == 2, bad

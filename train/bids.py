@@ -152,6 +152,7 @@ from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.resample import sample_hands
 from bobshat_env.games import Game, describe, load, make_game
+from bobshat_env.paths import replace_bytes
 from bobshat_env.seating import SeatDispatch
 
 from .evaluate import _clean, mean_ci
@@ -1281,8 +1282,7 @@ def cli_bids(args: Any, options: dict[str, Any] | None) -> int:
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+            replace_bytes(args.json, (text + "\n").encode())  # in one step: never a half-written file
             print(f"wrote {args.json}")
     if args.plot:
         plot(doc, args.plot)
