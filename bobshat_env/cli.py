@@ -12,20 +12,90 @@ command that needs them, so ``bobshat --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .config import ConfigError
 from .games import DESCRIPTIONS, GAMES, describe
 
+# Upper bounds of the numeric options (every one is checked by the types below, one place for all).
+# Memory, not time, sets them: simulate keeps each game's totals (P int64s, 40 bytes with 5 players:
+# 400 MB at the bound) and writes records batch by batch; eval keeps the totals of every game of every
+# seating for its statistics (up to 24 seatings a deal with 4 players: 2.4M games, a 77 MB array at the
+# bound, of which the statistics make a few copies).
+MAX_GAMES = 10_000_000
+MAX_DEALS = 100_000
+MAX_BATCH = 65_536  # games stepped together; the benchmarks top out at 16,384 (no gain past 4,096)
+MAX_WORKERS = 64
+MAX_SEED = 2**63 - 1  # game keys are 64-bit: larger seeds would repeat smaller ones' deals
+_INT = re.compile(r"[+-]?[0-9][0-9_]*")  # ASCII digits only: int() also reads '١٤' and ' 14 '
+
+
+def int_range(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in ``[lo, hi]`` (``None``: unbounded on that side).
+
+    argparse names the flag in the error (``argument --batch-size: must be
+    at least 1, got 0``), exits with status 2, and nothing has run yet.
+    """
+
+    def parse(text: str) -> int:
+        if not _INT.fullmatch(text.strip()):
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+        value = int(text.strip())
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            want = f"at least {lo:,}" if hi is None else f"at most {hi:,}" if lo is None else f"{lo:,} to {hi:,}"
+            raise argparse.ArgumentTypeError(f"must be {want}, got {value:,}")
+        return value
+
+    parse.__name__ = "integer"  # argparse's fallback message names the type
+    return parse
+
+
+def float_range(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse ``type`` for a finite number in ``[lo, hi]`` (NaN and inf are refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not lo <= value <= hi:  # False for NaN
+            raise argparse.ArgumentTypeError(f"must be {lo:g} to {hi:g}, got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def int_list(lo: int, hi: int) -> Callable[[str], list[int]]:
+    """An argparse ``type`` for a comma-separated list of integers in ``[lo, hi]``."""
+    one = int_range(lo, hi)
+
+    def parse(text: str) -> list[int]:
+        values = [one(part) for part in text.split(",") if part.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+        return values
+
+    parse.__name__ = "list"
+    return parse
+
+
+INT = int_range()  # ASCII digits; the range is the game config's to check (it depends on the game)
+SEED = int_range(0, MAX_SEED)
+BATCH = int_range(1, MAX_BATCH)
+
 
 def _add_game_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("game options")
     g.add_argument("--game", choices=GAMES, default=GAMES[0], help=f"which game (default {GAMES[0]})")
-    g.add_argument("--players", type=int, default=4, help="number of players (default 4)")
-    g.add_argument("--first-dealer", type=int, default=0, help="first dealer's seat, -1 to draw it (default 0)")
-    g.add_argument("--hands", type=int, default=None, help="Bob's Hat: number of hands (default 12/10/8)")
+    # ranges depend on the game: its config checks them (players 3-5 or 3-7, hands that fit the deck, ...)
+    g.add_argument("--players", type=INT, default=4, help="number of players (default 4)")
+    g.add_argument("--first-dealer", type=INT, default=0, help="first dealer's seat, -1 to draw it (default 0)")
+    g.add_argument("--hands", type=INT, default=None, help="Bob's Hat: number of hands (default 12/10/8)")
     for flag, text in (
         ("double-fewest", "a player may bid fewest twice, scoring double"),
         ("no-bid", "once per game a player may bid nothing and score 0"),
@@ -34,9 +104,7 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         ("renege-mode", "a card that breaks follow suit is a renege (-15, hand dealt again), not an error"),
     ):
         g.add_argument(f"--{flag}", action="store_true", help=f"Bob's Hat option: {text}")
-    g.add_argument(
-        "--deal-style", help="Oh Hell: long (default), long_inverted, short_high_low, short_high, short_low"
-    )
+    g.add_argument("--deal-style", help="Oh Hell: long (default), long_inverted, short_high_low, short_high, short_low")
     g.add_argument("--scoring", help="Oh Hell: positive (default), neutral or negative")
 
 
@@ -58,6 +126,8 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from agents import make_agent
     from agents.arena import play_games
     from agents.registry import split_specs
@@ -68,8 +138,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
     if len(specs) != game.players:
         raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
-    if args.games < 1:
-        raise ConfigError(f"--games must be at least 1, got {args.games}")
     check_outputs(args, "records")
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
@@ -77,19 +145,33 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from .records import Recorder
 
         factory = lambda g, state, ids: Recorder(g, state, ids, seed=args.seed, agents=specs)  # noqa: E731
-    res = play_games(game, agents, args.games, seed=args.seed, batch_size=args.batch_size, recorder_factory=factory)
-    totals = res.totals
+    # One batch at a time, its records streamed out before the next (a record is ~50 KB in memory: a
+    # million games' worth would not fit); the file appears whole at the end or not at all. Game i's deal
+    # is key (seed, i) whatever the batches: the same games.
+    decisions, seconds, parts = 0, 0.0, []
+    with contextlib.ExitStack() as stack:
+        out = None
+        if args.records:
+            from .records import JsonlWriter
+
+            out = stack.enter_context(JsonlWriter(args.records))
+        for start in range(0, args.games, args.batch_size):
+            n = min(args.batch_size, args.games - start)
+            res = play_games(game, agents, n, seed=args.seed, batch_size=n, recorder_factory=factory, game_offset=start)
+            parts.append(res.totals)
+            decisions, seconds = decisions + res.decisions, seconds + res.seconds
+            if out is not None:
+                out.write(res.records)
+        n_written = out.count if out is not None else 0
+    totals = np.concatenate(parts)
     win = totals == totals.max(axis=1, keepdims=True)
-    print(f"{args.game}, {game.players} players, {res.games} games, seed {args.seed}")
+    print(f"{args.game}, {game.players} players, {totals.shape[0]} games, seed {args.seed}")
     print(f"{'seat':<6}{'agent':<24}{'mean total':>12}{'sd':>8}{'wins':>8}")
     for p in range(game.players):
         print(f"{p:<6}{specs[p]:<24}{totals[:, p].mean():>12.2f}{totals[:, p].std():>8.2f}{win[:, p].mean():>8.1%}")
-    print(f"{res.decisions} decisions in {res.seconds:.2f} s ({res.decisions / max(res.seconds, 1e-9):,.0f} per s)")
+    print(f"{decisions} decisions in {seconds:.2f} s ({decisions / max(seconds, 1e-9):,.0f} per s)")
     if args.records:
-        from .records import write_jsonl
-
-        write_jsonl(args.records, res.records)
-        print(f"wrote {len(res.records)} records to {args.records}")
+        print(f"wrote {n_written} records to {args.records}")
     return 0
 
 
@@ -167,12 +249,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py)."""
     from benchmarks.throughput import bench
 
-    batches = [int(b) for b in args.batches.split(",") if b.strip()] if args.batches else None
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     _rows, table = bench(
         json_path=args.json,
         quick=args.quick,
-        batches=batches,
+        batches=args.batches,
         reps=args.reps,
         seconds=args.seconds,
         peers=not args.no_peers,
@@ -198,9 +279,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="bots play each other; prints mean totals per seat")
     _add_game_options(p)
     p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
-    p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
-    p.add_argument("--batch-size", type=int, default=1024, help="games stepped together (default 1024)")
+    p.add_argument(
+        "--games",
+        type=int_range(1, MAX_GAMES),
+        default=100,
+        help=f"number of games (default 100, at most {MAX_GAMES:,})",
+    )
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the deals and the agents (default 0)")
+    p.add_argument("--batch-size", type=BATCH, default=1024, help="games stepped together (default 1024)")
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.set_defaults(func=cmd_simulate)
 
@@ -210,14 +296,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="duplicate tournament: scores with 95%% CIs, ratings, bidding report, plot")
     _add_game_options(p)
     p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
-    p.add_argument("--deals", type=int, default=1000, help="deals, each played once per seating (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
+    p.add_argument(
+        "--deals",
+        type=int_range(1, MAX_DEALS),
+        default=1000,
+        help=f"deals, each played once per seating (default 1000, at most {MAX_DEALS:,})",
+    )
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the deals and the agents (default 0)")
     p.add_argument("--no-duplicate", action="store_true", help="give every game its own deal (seatings still cycle)")
     p.add_argument(
         "--seatings", choices=("auto", "all", "rotations"), default="auto", help="seatings per deal (auto: all if P<=4)"
     )
-    p.add_argument("--workers", type=int, default=1, help="processes to spread the deals over (same results)")
-    p.add_argument("--batch-size", type=int, default=1024, help="games stepped together (default 1024)")
+    p.add_argument(
+        "--workers", type=int_range(1, MAX_WORKERS), default=1, help="processes to spread the deals over (same results)"
+    )
+    p.add_argument("--batch-size", type=BATCH, default=1024, help="games stepped together (default 1024)")
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.add_argument("--plot", default=None, help="write a PNG of score distributions and bid success")
@@ -246,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bids)
     p = sub.add_parser("play", help="play a game in the terminal against bots")
     _add_game_options(p)
-    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument("--seat", type=INT, default=0, help="your seat (default 0)")
     p.add_argument(
         "--opponents",
         default=None,
@@ -254,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default the strongest registered bot: strong, simple or random)",
     )
     p.add_argument(
-        "--seed", type=int, default=None, help="seed of the deals and the bots (default: a fresh one, printed first)"
+        "--seed", type=SEED, default=None, help="seed of the deals and the bots (default: a fresh one, printed first)"
     )
     p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
     p.set_defaults(func=cmd_play)
@@ -262,9 +355,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
     p.add_argument("--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE")
     p.add_argument("--quick", action="store_true", help="shorter runs, batches 1, 64, 1024")
-    p.add_argument("--batches", default=None, help="comma-separated vector batch sizes (default 1,64,1024,4096,16384)")
-    p.add_argument("--reps", type=int, default=None, help="repetitions per measurement; the median is reported")
-    p.add_argument("--seconds", type=float, default=None, help="least seconds per repetition (whole games)")
+    p.add_argument(
+        "--batches",
+        type=int_list(1, MAX_BATCH),
+        default=None,
+        help="comma-separated vector batch sizes (default 1,64,1024,4096,16384)",
+    )
+    p.add_argument(
+        "--reps", type=int_range(1, 1000), default=None, help="repetitions per measurement; the median is reported"
+    )
+    p.add_argument(
+        "--seconds", type=float_range(0.0, 3600.0), default=None, help="least seconds per repetition (whole games)"
+    )
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
     p.add_argument("--no-peers", action="store_true", help="skip OpenSpiel and PettingZoo")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

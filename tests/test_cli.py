@@ -117,3 +117,57 @@ def test_replay_reports_a_deeply_nested_line_and_goes_on(tmp_path, capsys):
     assert "record 2 (line 2): 1 fault(s)\n  line 2: line 2 is nested too deeply to read" in out
     assert "record 3 (line 3): bobs_hat" in out
     assert "3 record(s): 2 valid, 1 with faults" in out
+
+
+@pytest.mark.parametrize(
+    "argv, flag, message",
+    [
+        (["simulate", "--batch-size", "-1"], "--batch-size", "must be 1 to 65,536, got -1"),
+        (["simulate", "--batch-size", "0"], "--batch-size", "must be 1 to 65,536, got 0"),
+        (["simulate", "--seed", "-5"], "--seed", "got -5"),
+        (["eval", "--seed", "-5"], "--seed", "got -5"),
+        (["play", "--seed", "-5"], "--seed", "got -5"),
+        (["simulate", "--games", str(10**12)], "--games", "must be 1 to 10,000,000"),
+        (["simulate", "--games", "0"], "--games", "must be 1 to 10,000,000, got 0"),
+        (["eval", "--deals", str(10**12)], "--deals", "must be 1 to 100,000"),
+        (["eval", "--workers", "0"], "--workers", "must be 1 to 64"),
+        (["eval", "--batch-size", "0"], "--batch-size", "must be 1 to 65,536"),
+        (["simulate", "--players", "\u0664"], "--players", "expected an integer"),  # an Arabic-Indic 4
+        (["bench", "--reps", "0"], "--reps", "must be 1 to 1,000"),
+        (["bench", "--seconds", "nan"], "--seconds", "must be 0 to 3600"),
+        (["bench", "--batches", "64,-1"], "--batches", "got -1"),
+    ],
+    ids=lambda v: "_".join(v) if isinstance(v, list) else "",
+)
+def test_numeric_options_are_range_checked_naming_the_flag(argv, flag, message, capsys):
+    # argparse checks every numeric option before anything runs, names the flag and exits with status 2
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: " in err and message in err, err
+
+
+def test_simulate_records_stream_by_batch_and_match_one_batch(tmp_path, capsys):
+    # records are written batch by batch (memory stays one batch's); with deterministic bots the games do
+    # not depend on the batch size (random bots draw per call, so theirs do)
+    one, many = tmp_path / "one.jsonl", tmp_path / "many.jsonl"
+    argv = [
+        "simulate",
+        "--players",
+        "3",
+        "--hands",
+        "2",
+        "--games",
+        "7",
+        "--seed",
+        "4",
+        "--agents",
+        "strong,simple,strong",
+    ]
+    assert main([*argv, "--records", str(one)]) == 0
+    first = capsys.readouterr().out
+    assert main([*argv, "--records", str(many), "--batch-size", "3"]) == 0
+    second = capsys.readouterr().out
+    assert one.read_text() == many.read_text() and len(one.read_text().splitlines()) == 7
+    assert first.splitlines()[:5] == second.splitlines()[:5] and "wrote 7 records" in second
