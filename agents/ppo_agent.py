@@ -20,11 +20,25 @@ Checkpoint format
     people to read; the loader only trusts the embedded one. Files are
     written to a temporary name and moved into place with ``os.replace``, so
     a crash never leaves a half-written checkpoint.
+
+Integrity
+    The embedded metadata carries ``sha256``: a SHA-256 over every tensor
+    (name, dtype, shape and bytes, in name order) and the rest of the
+    metadata, computed at save time and checked at load time, so a file
+    changed or damaged after it was written (a flipped byte in a weight
+    loads fine with ``torch.load`` and plays worse) is refused, naming the
+    file. Files written before the checksum existed (no ``sha256``) still
+    load. The metadata's fields are checked for type and range before
+    anything is built from them (a tampered ``obs_size`` of -5 or 10**12 is
+    an error naming the field), and the network's tensors must have the
+    shapes the metadata describes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -39,6 +53,7 @@ from bobshat_env.core.symmetry import SuitSymmetry
 CHECKPOINT_FORMAT = "bobshat-ppo"
 CHECKPOINT_VERSION = 1
 META_KEY = "__meta__"
+CHECKSUM_KEY = "sha256"  # in the metadata; optional, so files written before it existed still load
 MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit (probability < 1e-34)
 
 
@@ -198,20 +213,82 @@ def _atomic_write(path: Path, write: Any) -> None:
             tmp.unlink()
 
 
+def checkpoint_digest(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
+    """SHA-256 (hex) of a checkpoint's tensors and metadata, the ``sha256`` field excluded.
+
+    Tensors are hashed in name order, each as its name, dtype and shape (JSON)
+    then its raw bytes; the metadata as compact JSON with sorted keys, after a
+    JSON round trip so that the value saved and the value loaded hash alike.
+    It reads every byte once (~1 GB/s; a shipped policy is 0.4 MB).
+    """
+    h = hashlib.sha256()
+    for key in sorted(tensors):
+        t = tensors[key].detach().cpu().contiguous()
+        h.update(json.dumps([key, str(t.dtype), list(t.shape)]).encode("utf-8"))
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    rest = json.loads(json.dumps({k: v for k, v in meta.items() if k != CHECKSUM_KEY}))
+    h.update(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    return h.hexdigest()
+
+
 def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
-    """Write tensors and JSON metadata atomically (see the module docstring)."""
+    """Write tensors and JSON metadata atomically, with their checksum (see the module docstring)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **meta}
-    text = json.dumps(meta, indent=1, sort_keys=True)
     blob = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    meta[CHECKSUM_KEY] = checkpoint_digest(blob, meta)
+    text = json.dumps(meta, indent=1, sort_keys=True)
     blob[META_KEY] = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
     _atomic_write(path, lambda tmp: torch.save(blob, tmp))
     _atomic_write(path.with_name(path.name + ".json"), lambda tmp: tmp.write_text(text + "\n"))
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# Metadata fields the code builds from or counts with: (check, what it must be). Sizes are bounded far
+# above any real network (the shipped ones: 442 inputs, 86 actions, 128x128) so a tampered size fails here,
+# not in a 10**12-float allocation.
+_META_FIELDS: dict[str, tuple[Any, str]] = {
+    "game": (lambda v: isinstance(v, str), "a game name"),
+    "players": (lambda v: _is_int(v) and 1 <= v <= 16, "an integer 1-16"),
+    "view": (lambda v: isinstance(v, str), "a view name"),
+    "obs_size": (lambda v: _is_int(v) and 1 <= v <= 1_000_000, "an integer 1-1,000,000"),
+    "n_actions": (lambda v: _is_int(v) and 1 <= v <= 100_000, "an integer 1-100,000"),
+    "hidden": (
+        lambda v: isinstance(v, list) and len(v) <= 64 and all(_is_int(h) and 1 <= h <= 65_536 for h in v),
+        "a list of layer sizes 1-65,536",
+    ),
+    "symmetry": (lambda v: v is None or isinstance(v, str), "null or a name"),
+    "features": (lambda v: v is None or isinstance(v, str), "null or a name"),
+    "config": (lambda v: isinstance(v, dict), "a mapping of game options"),
+    "global_step": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+    "iteration": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+    "learner_decisions": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+    "games": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+    "elapsed_s": (
+        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
+        "a non-negative number",
+    ),
+    "run_name": (lambda v: isinstance(v, str), "a string"),
+    "args": (lambda v: isinstance(v, dict), "a mapping"),
+    "optim_param_groups": (lambda v: isinstance(v, list) and all(isinstance(g, dict) for g in v), "a list of mappings"),
+    "pool": (lambda v: isinstance(v, dict), "a mapping"),
+    "rng_numpy": (lambda v: isinstance(v, dict), "a mapping"),
+}
+
+
+def check_meta(meta: dict[str, Any], path: str | os.PathLike = "checkpoint") -> None:
+    """Raise CheckpointError naming the file and field if a known metadata field has a wrong type or range."""
+    for key, (ok, what) in _META_FIELDS.items():
+        if key in meta and not ok(meta[key]):
+            raise CheckpointError(f"{str(path)!r} has corrupt metadata: {key} must be {what}, got {meta[key]!r:.80}")
+
+
 def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """(tensors, meta) of a checkpoint; a clear error if it is missing or not one."""
+    """(tensors, meta) of a checkpoint; a clear error if it is missing, not one, or corrupt."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {str(path)!r}")
@@ -225,14 +302,23 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], d
         raise CheckpointError(f"{str(path)!r} is not a bobshat checkpoint (no {META_KEY!r} metadata tensor)")
     try:
         meta = json.loads(bytes(blob.pop(META_KEY).numpy()).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+    except (UnicodeDecodeError, json.JSONDecodeError, TypeError, RuntimeError) as err:
         raise CheckpointError(f"{str(path)!r} has corrupt metadata: {err}") from err
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{str(path)!r} has corrupt metadata: a JSON object expected, got {type(meta).__name__}")
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{str(path)!r} is a {meta.get('format')!r} file, not a {CHECKPOINT_FORMAT!r} checkpoint")
     if meta.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(
             f"{str(path)!r} has checkpoint version {meta.get('version')}, this code reads version {CHECKPOINT_VERSION}"
         )
+    if CHECKSUM_KEY in meta:  # absent only in files written before checksums (still accepted)
+        if checkpoint_digest(blob, meta) != meta[CHECKSUM_KEY]:
+            raise CheckpointError(
+                f"{str(path)!r} is corrupt: its contents do not match the checksum written with it "
+                "(the file was changed or damaged after it was saved)"
+            )
+    check_meta(meta, path)
     return blob, meta
 
 
@@ -250,32 +336,53 @@ def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = 
             )
 
 
-def policy_from_tensors(tensors: dict[str, torch.Tensor], meta: dict[str, Any], prefix: str = "policy.") -> PolicyNet:
-    """Build a :class:`PolicyNet` from the ``prefix``-ed tensors of a checkpoint."""
+def _check_shapes(state: dict[str, torch.Tensor], meta: dict[str, Any], input_size: int, where: str) -> None:
+    """The Linear layers' tensors have the shapes the metadata describes (else CheckpointError)."""
+    sizes = [input_size, *meta["hidden"]]
+    want = {f"trunk.{2 * i}.weight": (sizes[i + 1], sizes[i]) for i in range(len(sizes) - 1)}
+    want.update({"policy.weight": (int(meta["n_actions"]), sizes[-1]), "value.weight": (1, sizes[-1])})
+    for key, shape in want.items():
+        got = tuple(state[key].shape) if key in state else None
+        if got != shape:
+            raise CheckpointError(
+                f"{where}: the metadata (obs_size {meta['obs_size']}, hidden {meta['hidden']}, "
+                f"{meta['n_actions']} actions) needs tensor {key} of shape {shape}, the file has {got}"
+            )
+
+
+def policy_from_tensors(
+    tensors: dict[str, torch.Tensor], meta: dict[str, Any], prefix: str = "policy.", path: str | os.PathLike = ""
+) -> PolicyNet:
+    """Build a :class:`PolicyNet` from the ``prefix``-ed tensors of a checkpoint (``path`` names it in errors)."""
+    where = f"{str(path)!r}" if path else "checkpoint"
     state = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+    missing = [k for k in ("obs_size", "n_actions", "hidden") if k not in meta]
+    if missing:
+        raise CheckpointError(f"{where} metadata lacks {', '.join(missing)}")
+    check_meta(meta, path or "checkpoint")
     symmetry = None
     if "sym_key" in state:  # trained with trump_symmetry: the tables travel with the weights
         try:
             key = tuple(int(x) for x in state["sym_key"].tolist())
             symmetry = SuitSymmetry(key, state["sym_obs"].numpy(), state["sym_act"].numpy())  # type: ignore[arg-type]
         except (KeyError, ValueError, TypeError) as err:
-            raise CheckpointError(f"checkpoint has incomplete symmetry tables: {err}") from err
+            raise CheckpointError(f"{where} has incomplete symmetry tables: {err}") from err
     features = None
     if "features.spec" in state:  # trained with trick_features
         try:
             features = TrickFeatures.from_state(state)
-        except (KeyError, ValueError, RuntimeError) as err:
-            raise CheckpointError(f"checkpoint has incomplete feature tables: {err}") from err
+        except (KeyError, ValueError, RuntimeError, TypeError, IndexError) as err:
+            raise CheckpointError(f"{where} has incomplete feature tables: {err}") from err
+    input_size = int(meta["obs_size"]) + (features.size if features is not None else 0)
+    _check_shapes(state, meta, input_size, where)  # before allocating a network of the described size
     try:
         net = PolicyNet(int(meta["obs_size"]), int(meta["n_actions"]), tuple(meta["hidden"]), symmetry, features)
-    except KeyError as err:
-        raise CheckpointError(f"checkpoint metadata lacks {err}") from err
     except ValueError as err:
-        raise CheckpointError(f"checkpoint tensors do not fit the network it describes: {err}") from err
+        raise CheckpointError(f"{where}: tensors do not fit the network it describes: {err}") from err
     try:
         net.load_state_dict(state)
     except RuntimeError as err:
-        raise CheckpointError(f"checkpoint tensors do not fit the network it describes: {err}") from err
+        raise CheckpointError(f"{where}: tensors do not fit the network it describes: {err}") from err
     return net
 
 
@@ -283,7 +390,7 @@ def load_policy(path: str | os.PathLike, game: Any = None) -> tuple[PolicyNet, d
     """The policy network of a checkpoint (eval mode) and its metadata."""
     tensors, meta = load_checkpoint(path)
     check_compatible(meta, game, path)
-    net = policy_from_tensors(tensors, meta)
+    net = policy_from_tensors(tensors, meta, path=path)
     net.eval()
     return net, meta
 

@@ -369,10 +369,19 @@ def save_training_state(
 
 
 def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optimizer: Any, pool: Any) -> dict:
-    """Restore what :func:`save_training_state` wrote; returns the progress counters and RNG state."""
+    """Restore what :func:`save_training_state` wrote; returns the progress counters and RNG state.
+
+    A damaged or tampered part is a CheckpointError naming the file and the
+    part (the counters' types and ranges are checked by ``load_checkpoint``).
+    """
     tensors, meta = load_checkpoint(path)
     if "optim_param_groups" not in meta:
         raise CheckpointError(f"{str(path)!r} holds a policy only, not a training state to resume")
+    need = ("args", "game", "obs_size", "n_actions", "pool", "rng_numpy", "global_step", "iteration")
+    need += ("learner_decisions", "games", "elapsed_s")
+    missing = [k for k in need if k not in meta] + [k for k in ("rng.torch",) if k not in tensors]
+    if missing:
+        raise CheckpointError(f"cannot resume {str(path)!r}: it lacks {', '.join(missing)}")
     saved = meta["args"]
     defaults = Args()
     for key in STRUCTURAL:
@@ -387,16 +396,32 @@ def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optim
             f"cannot resume {str(path)!r}: trained for {meta['game']} (obs size {meta['obs_size']}, "
             f"{meta['n_actions']} actions), this run is {game.name} (obs size {net.obs_size}, {net.n_actions} actions)"
         )
-    net.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("policy.")})
-    state: dict[int, dict[str, torch.Tensor]] = {}
-    for k, v in tensors.items():
-        if k.startswith("optim."):
-            _, pid, name = k.split(".", 2)
-            state.setdefault(int(pid), {})[name] = v
-    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in meta["optim_param_groups"]]
-    optimizer.load_state_dict({"state": state, "param_groups": groups})
-    pool.load_state(tensors, meta["pool"], meta)
-    torch.set_rng_state(tensors["rng.torch"])
+
+    def restore(part: str, step: Any) -> None:
+        try:
+            step()
+        except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError) as err:
+            raise CheckpointError(f"cannot resume {str(path)!r}: its {part} is damaged: {err}") from err
+
+    restore("policy", lambda: net.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("policy.")}))
+
+    def optim() -> None:
+        state: dict[int, dict[str, torch.Tensor]] = {}
+        for k, v in tensors.items():
+            if k.startswith("optim."):
+                _, pid, name = k.split(".", 2)
+                state.setdefault(int(pid), {})[name] = v
+        groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in meta["optim_param_groups"]]
+        optimizer.load_state_dict({"state": state, "param_groups": groups})
+
+    restore("optimizer state (optim_param_groups, optim.*)", optim)
+    restore("opponent pool (pool, pool.*)", lambda: pool.load_state(tensors, meta["pool"], meta))
+    restore("torch RNG state (rng.torch)", lambda: torch.set_rng_state(tensors["rng.torch"]))
+    # the caller sets its generator from rng_numpy: try it on a scratch one first
+    restore(
+        "numpy RNG state (rng_numpy)",
+        lambda: setattr(np.random.default_rng().bit_generator, "state", meta["rng_numpy"]),
+    )
     return meta
 
 
