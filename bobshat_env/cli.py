@@ -389,6 +389,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError, FileNotFoundError) as err:
         print(f"bobshat {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a message and the shell's status for SIGINT, not a traceback
+        print(f"\nbobshat {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

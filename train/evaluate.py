@@ -97,12 +97,15 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -811,14 +814,26 @@ def evaluate(
                 if writer:
                     writer.add(r)
         else:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(mp_context)) as pool:
-                futures = [pool.submit(_play_chunk, ch) for ch in chunks]
-                for fut in as_completed(futures):
-                    r = fut.result()
-                    results[r.index] = r
-                    bar.update(r.totals.shape[0])
-                    if writer:
-                        writer.add(r)
+            pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=get_context(mp_context),
+                initializer=_worker_init,
+                initargs=(os.getpid(),),
+            )
+            with _sigterm_as_exit():
+                try:
+                    with _sigint_ignored():  # the workers start here (on submit) and inherit it
+                        futures = [pool.submit(_play_chunk, ch) for ch in chunks]
+                    for fut in as_completed(futures):
+                        r = fut.result()
+                        results[r.index] = r
+                        bar.update(r.totals.shape[0])
+                        if writer:
+                            writer.add(r)
+                except BaseException:  # Ctrl-C, SIGTERM, a failed chunk: stop the workers now, not after their chunks
+                    _stop_workers(pool)
+                    raise
+                pool.shutdown(wait=True)
     finally:
         bar.close()
         if writer:
@@ -842,6 +857,80 @@ def evaluate(
         seconds=time.perf_counter() - t0,
         workers=workers,
     )
+
+
+# ==========================================================================
+# Worker processes: they end with the parent however it ends
+def _worker_init(parent_pid: int) -> None:
+    """Set up a worker: Ctrl-C is the parent's to handle, and the worker exits if the parent dies.
+
+    A terminal's Ctrl-C reaches every process of the group; the parent stops
+    the workers itself (:func:`_stop_workers`), so they ignore it rather than
+    each print a KeyboardInterrupt traceback. A parent killed outright
+    (SIGKILL) cannot stop them: a daemon thread checks every 0.5 s that the
+    parent is still this process's parent and ends the worker when it is not.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate a pool's workers at once (``shutdown`` alone would wait for their running chunks)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.join(timeout=5)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Within the block (main thread only), SIGINT is ignored: processes started here inherit that.
+
+    A spawned worker spends its first seconds importing (numpy, numba, the
+    agents) before :func:`_worker_init` runs; a Ctrl-C then would print a
+    KeyboardInterrupt traceback from every worker. Python leaves a signal
+    ignored at start-up ignored, so workers started inside this block never
+    see one; the parent only ignores it for the milliseconds of the start.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+@contextlib.contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """Within the block, SIGTERM raises SystemExit(143) in the main thread, so cleanup code runs.
+
+    Python's default for SIGTERM ends the process on the spot: worker
+    processes would be left running. Outside the main thread (where signal
+    handlers cannot be set) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 class _RecordWriter:
