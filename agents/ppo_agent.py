@@ -435,10 +435,15 @@ def make_ppo_agent(game: Any = None, seed: int | None = None, path: str = "", **
         key, eq, value = part.partition("=")
         if not eq:
             raise ValueError(f"bad ppo option {part!r}: expected key=value after the path")
-        options[key.strip()] = value.strip().lower() in ("1", "true", "yes") if key.strip() == "sample" else value
+        options[key.strip()] = value.strip()
     unknown = sorted(set(options) - {"sample"})
     if unknown:
         raise ValueError(f"unknown ppo option(s) {', '.join(unknown)}; known: sample")
+    sample = options.get("sample", False)
+    if isinstance(sample, str) and sample.lower() in ("true", "false"):
+        sample = sample.lower() == "true"
+    if not isinstance(sample, bool):  # 'maybe' (or 'yes') was read as true, 'ture' as false
+        raise ValueError(f"ppo option sample must be true or false, got {sample!r}")
     if not path:
         raise ValueError("the ppo agent needs a checkpoint: ppo:PATH")
-    return PPOAgent.from_checkpoint(path, game, sample=bool(options.get("sample", False)), seed=seed)
+    return PPOAgent.from_checkpoint(path, game, sample=sample, seed=seed)

@@ -58,7 +58,8 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
         "mean_per_hand": float, "ci95": float,      # score per hand, CI half-width
         "mean_per_game": float, "ci95_per_game": float,
         "sd_per_game": float,                       # spread of single games' totals
-        "win_rate": float, "win_rate_ci95": float,
+        "win_rate": float, "win_rate_ci95": float,  # share of wins (ties split), CI half-width
+        "win_rate_ci95_range": [float, float],      # that interval clipped to [0, 1]
         "rating": {"mu": float, "sigma": float, "ordinal": float} | null,
         "bids": {...}                               # see below
       }, ...],
@@ -635,6 +636,7 @@ class Evaluation:
                     "sd_per_game": sd,
                     "win_rate": wm,
                     "win_rate_ci95": wci,
+                    "win_rate_ci95_range": _unit_range(wm, wci),
                     "rating": ratings[a] if ratings else None,
                     "bids": self._bid_report(a),
                 }
@@ -680,6 +682,13 @@ class Evaluation:
     def _bid_report(self, a: int) -> dict:
         c = {k: v[a] for k, v in self.counters.items()}
         return _bids(self.game.name).report(c)
+
+
+def _unit_range(m: float, ci: float) -> list[float]:
+    """The interval ``m ± ci`` clipped to [0, 1] (a rate's interval; NaN where there is none)."""
+    if not math.isfinite(ci):
+        return [math.nan, math.nan]
+    return [max(0.0, m - ci), min(1.0, m + ci)]
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -975,6 +984,19 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+_TOO_FEW = "n/a*"
+
+
+def _win_ci(agent: dict) -> str:
+    """The win rate's ±95% for the table: '-' without one, ``_TOO_FEW`` when it spans all of 0-100%."""
+    m, ci = agent["win_rate"], agent["win_rate_ci95"]
+    if ci is None or m is None:
+        return "-"
+    if m - ci <= 0.0 and m + ci >= 1.0:
+        return _TOO_FEW
+    return _pct(ci)
+
+
 def format_report(summary: dict) -> str:
     """A readable terminal report of :meth:`Evaluation.summary`."""
     lines = []
@@ -996,12 +1018,13 @@ def format_report(summary: dict) -> str:
         rating = f"{r['mu']:.2f} ±{r['sigma']:.2f}" if r else "-"
         ci = a["ci95"] if a["ci95"] is not None else math.nan
         cig = a["ci95_per_game"] if a["ci95_per_game"] is not None else math.nan
-        wci = a["win_rate_ci95"] if a["win_rate_ci95"] is not None else math.nan
         sd = a["sd_per_game"] if a["sd_per_game"] is not None else math.nan
         lines.append(
             f"{a['name']:<{w}}{a['seats_per_game']:>5}{a['mean_per_hand']:>+10.3f}{ci:>8.3f}"
-            f"{a['mean_per_game']:>+10.2f}{cig:>8.2f}{sd:>9.1f}{_pct(a['win_rate']):>8}{_pct(wci):>7}{rating:>18}"
+            f"{a['mean_per_game']:>+10.2f}{cig:>8.2f}{sd:>9.1f}{_pct(a['win_rate']):>8}{_win_ci(a):>7}{rating:>18}"
         )
+    if any(_win_ci(a) == _TOO_FEW for a in summary["agents"]):
+        lines.append(f"{_TOO_FEW} too few deals ({summary['deals']}) for a win-rate interval: it spans 0-100%")
     if summary["pairwise"]:
         lines.append("")
         lines.append("pairwise score difference per hand (a minus b, paired over deals, ±95% CI)")

@@ -75,6 +75,9 @@ def bh_card_str(card: int) -> str:
     return f"{BH_SUITS[card // BH_RANKS]}{card % BH_RANKS + 1}"
 
 
+_BH_RANK_TEXT = {str(r): r for r in range(1, BH_RANKS + 1)}  # "1" ... "20": the only rank spellings
+
+
 def bh_parse_card(text: str) -> int:
     """Card id of a Bob's Hat card written like ``red3``; ValueError otherwise."""
     if not isinstance(text, str):
@@ -82,8 +85,9 @@ def bh_parse_card(text: str) -> int:
     for s, name in enumerate(BH_SUITS):
         if text.startswith(name):
             digits = text[len(name) :]
-            if digits.isdigit() and not digits.startswith("0") and 1 <= int(digits) <= 20:
-                return bh_card(s, int(digits))
+            # compared with the ASCII rank texts: str.isdigit() and int() also take '١٤' (Arabic-Indic 14)
+            if digits in _BH_RANK_TEXT:
+                return bh_card(s, _BH_RANK_TEXT[digits])
     raise ValueError(f"unknown card {text!r}: expected a suit (blue, red, black) and a rank 1-20")
 
 
