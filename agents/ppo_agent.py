@@ -17,9 +17,12 @@ Checkpoint format
       ``rng.*`` tensors (see :mod:`train.ppo`).
 
     A copy of the metadata is written beside the file as ``<file>.json`` for
-    people to read; the loader only trusts the embedded one. Files are
-    written to a temporary name and moved into place with ``os.replace``, so
-    a crash never leaves a half-written checkpoint.
+    people to read (the same text, written first); the loader only trusts
+    the embedded one. Files are written to a temporary name
+    (``.<file>.tmp<pid>``) and moved into place with ``os.replace``, so a
+    crash never leaves a half-written checkpoint; a kill can leave the
+    temporary file, which :func:`remove_stale_temporaries` deletes (training
+    calls it when it starts).
 
 Integrity
     The embedded metadata carries ``sha256``: a SHA-256 over every tensor
@@ -213,6 +216,39 @@ def _atomic_write(path: Path, write: Any) -> None:
             tmp.unlink()
 
 
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files of checkpoint writes killed part-way (``.NAME.tmpPID``); returns them.
+
+    :func:`save_checkpoint` writes ``.ckpt.pt.tmp<pid>`` and renames it into
+    place; a process killed before the rename leaves it behind (a full
+    checkpoint's size each time). Only files whose process is no longer
+    running are removed, so a run still writing in the same folder keeps
+    its own.
+    """
+    removed = []
+    folder = Path(directory)
+    if not folder.is_dir():
+        return removed
+    for f in folder.iterdir():
+        name, sep, pid = f.name.rpartition(".tmp")
+        if not (sep and name.startswith(".") and pid.isascii() and pid.isdigit() and f.is_file()):
+            continue
+        if int(pid) != os.getpid() and not _pid_running(int(pid)):
+            f.unlink(missing_ok=True)
+            removed.append(f)
+    return removed
+
+
 def checkpoint_digest(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
     """SHA-256 (hex) of a checkpoint's tensors and metadata, the ``sha256`` field excluded.
 
@@ -240,8 +276,10 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     meta[CHECKSUM_KEY] = checkpoint_digest(blob, meta)
     text = json.dumps(meta, indent=1, sort_keys=True)
     blob[META_KEY] = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
-    _atomic_write(path, lambda tmp: torch.save(blob, tmp))
+    # the readable sidecar first, from the same text: a kill between the two leaves it ahead of the
+    # checkpoint, never describing an older one than the file beside it
     _atomic_write(path.with_name(path.name + ".json"), lambda tmp: tmp.write_text(text + "\n"))
+    _atomic_write(path, lambda tmp: torch.save(blob, tmp))
 
 
 def _is_int(v: Any) -> bool:

@@ -100,6 +100,7 @@ from agents.ppo_agent import (
     PPOAgent,
     load_checkpoint,
     masked_logits,
+    remove_stale_temporaries,
     sample_actions,
     save_checkpoint,
 )
@@ -946,8 +947,10 @@ def train(args: Args) -> dict[str, Any]:
     torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
     game = make_game(args.game, players=args.players, **args.game_options)
     check_run_dir(run_dir, create=not args.resume)
+    remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
     gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path)
-    writer = SummaryWriter(str(run_dir))
+    # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice)
+    writer = SummaryWriter(str(run_dir), purge_step=counters.global_step + 1 if args.resume else None)
     if not args.resume:
         table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
