@@ -311,7 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int_range(1, MAX_WORKERS), default=1, help="processes to spread the deals over (same results)"
     )
     p.add_argument("--batch-size", type=BATCH, default=1024, help="games stepped together (default 1024)")
-    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
+    p.add_argument(
+        "--json",
+        default=None,
+        help="write the report as JSON to this file ('-': stdout, the table then goes to stderr)",
+    )
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.add_argument("--plot", default=None, help="write a PNG of score distributions and bid success")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

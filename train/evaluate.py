@@ -104,6 +104,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -1204,7 +1205,9 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         progress=not args.quiet,
     )
     summary = ev.summary()
-    print(format_report(summary))
+    # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr
+    say = sys.stderr if args.json == "-" else sys.stdout
+    print(format_report(summary), file=say)
     if args.json:
         text = json.dumps(summary, indent=2)
         if args.json == "-":
@@ -1212,10 +1215,10 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         else:
             with open(args.json, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
-            print(f"wrote {args.json}")
+            print(f"wrote {args.json}", file=say)
     if args.records:
-        print(f"wrote {summary['games']} records to {args.records}")
+        print(f"wrote {summary['games']} records to {args.records}", file=say)
     if args.plot:
         plot(ev, args.plot)
-        print(f"wrote {args.plot}")
+        print(f"wrote {args.plot}", file=say)
     return 0
