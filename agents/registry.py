@@ -16,15 +16,29 @@ from bobshat_env.games import DESCRIPTIONS, load
 from .base import Agent, RandomAgent
 
 _FACTORIES: dict[str, Callable[..., Agent]] = {}
+_HELP: dict[str, tuple[str, str]] = {}  # name -> (spec as typed, what it is)
 
 
-def register(name: str, factory: Callable[..., Agent]) -> None:
-    """Make ``factory(game, seed=..., **options)`` available as agent ``name``."""
+def register(name: str, factory: Callable[..., Agent], spec: str = "", help: str = "") -> None:  # noqa: A002
+    """Make ``factory(game, seed=..., **options)`` available as agent ``name``.
+
+    ``spec`` shows how it is written with its options (default ``name``) and
+    ``help`` what it is (default the first line of the factory's docstring);
+    :func:`describe` lists them for ``--agents`` help.
+    """
     _FACTORIES[name] = factory
+    doc = (getattr(factory, "__doc__", None) or "").strip().splitlines()
+    _HELP[name] = (spec or name, help or (doc[0].rstrip(".") if doc else ""))
 
 
 def available() -> list[str]:
     return sorted(_FACTORIES)
+
+
+def describe() -> list[str]:
+    """One line per registered agent, ``spec: what it is``, and the composite form (for help texts)."""
+    lines = [f"{_HELP[n][0]}: {_HELP[n][1]}" if _HELP[n][1] else _HELP[n][0] for n in available()]
+    return lines + ["bid=SPEC+play=SPEC: one agent's hat choices and bids with another's card play"]
 
 
 def _parse_value(text: str) -> Any:
@@ -91,7 +105,7 @@ def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
         raise ValueError(f"bad options for agent {name!r}: {err}") from err
 
 
-register("random", RandomAgent)
+register("random", RandomAgent, help="uniformly random legal actions")
 
 
 def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
@@ -101,7 +115,9 @@ def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
     return make_ppo_agent(game, seed=seed, **options)
 
 
-register("ppo", _ppo)
+register(
+    "ppo", _ppo, spec="ppo:PATH[,sample=true|false]", help="a trained policy (checkpoint), greedy unless sample=true"
+)
 
 
 def _game_agent(name: str) -> Callable[..., Agent]:
@@ -118,5 +134,15 @@ def _game_agent(name: str) -> Callable[..., Agent]:
 
 
 # The game-specific agents: every name some game's description lists (simple, strong, pimc).
+_GAME_AGENT_HELP = {
+    "simple": ("simple", "a rule-of-thumb heuristic: bids from card counts"),
+    "strong": ("strong", "the stronger heuristic: counts unseen cards and voids, bids by expected tricks"),
+    "pimc": (
+        "pimc[:worlds=N,playout=P,objective=O,search=S]",
+        "Perfect Information Monte Carlo search over sampled deals, slow; options (defaults first): "
+        "worlds 16, playout simple|strong|random, objective diff|score, search all|play",
+    ),
+}
 for _name in dict.fromkeys(n for d in DESCRIPTIONS for n, _ in d.agents):
-    register(_name, _game_agent(_name))
+    _spec, _help = _GAME_AGENT_HELP.get(_name, (_name, "an agent of the game's own"))
+    register(_name, _game_agent(_name), spec=_spec, help=_help)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -272,13 +273,34 @@ def cmd_train(args: argparse.Namespace) -> int:
     return train_main(list(args.train_args))
 
 
+_AGENT_LIST = "{agent specs}"  # in a help text: the registered agents, filled in when help is shown
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Fills in the agent list from the registry when (only when) a command's help is printed.
+
+    The registry imports the agents' package (about a second); ``bobshat
+    --help`` and every command that is not asking for help stay without it.
+    """
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = super()._expand_help(action)
+        if _AGENT_LIST in text:
+            from agents.registry import describe
+
+            text = text.replace(_AGENT_LIST, "; ".join(describe()))
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0].replace("``", ""))
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(sub.add_parser, formatter_class=_HelpFormatter)  # type: ignore[method-assign]
+    agents_help = f"comma-separated agent specs, one per seat (default all random). Agents: {_AGENT_LIST}"
 
     p = sub.add_parser("simulate", help="bots play each other; prints mean totals per seat")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
+    p.add_argument("--agents", default=None, help=agents_help)
     p.add_argument(
         "--games",
         type=int_range(1, MAX_GAMES),
@@ -295,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
     p = sub.add_parser("eval", help="duplicate tournament: scores with 95%% CIs, ratings, bidding report, plot")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help="comma-separated agent specs, one per seat (default all random)")
+    p.add_argument("--agents", default=None, help=agents_help)
     p.add_argument(
         "--deals",
         type=int_range(1, MAX_DEALS),
@@ -348,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--opponents",
         default=None,
         help="comma-separated agent specs for the other seats in seat order, or one for all "
-        "(default the strongest registered bot: strong, simple or random)",
+        f"(default the strongest registered bot: strong, simple or random). Agents: {_AGENT_LIST}",
     )
     p.add_argument(
         "--seed", type=SEED, default=None, help="seed of the deals and the bots (default: a fresh one, printed first)"

@@ -60,7 +60,7 @@ from .core.cards import (
 )
 from .games import Game
 from .paths import check_writable
-from .render import render
+from .render import bid_text, render
 from .seating import SeatDispatch
 
 HUMAN = "human"
@@ -145,10 +145,7 @@ class _BobsHatText:
     # -- names
     @staticmethod
     def bid_label(code: int) -> str:
-        if code == 0:
-            return "none"
-        names = [n.removeprefix("most_") for n in bh.bid_cards(code)]
-        return "+".join(names)
+        return bid_text(code)  # as the table shows it
 
     def move_label(self, action: int) -> str:
         if action < bh.N_CARDS:

@@ -19,7 +19,17 @@ def _cards(ids: np.ndarray, name: Any) -> str:
 def _hand(state: Any, g: int, p: int, show_hands: bool | int, name: Any) -> str:
     """Seat ``p``'s cards, or just their number when the view hides them."""
     shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
-    return _cards(state.hands[g, p], name) if shown else f"({int(state.hands[g, p].sum())} cards)"
+    n = int(state.hands[g, p].sum())
+    return _cards(state.hands[g, p], name) if shown else f"({n} card{'' if n == 1 else 's'})"
+
+
+def bid_text(code: int) -> str:
+    """A Bob's Hat bid as players type it in ``bobshat play``: ``red+fewest``, ``none``.
+
+    Records keep the rules' names (``most_red``, docs/records.md); the screen
+    shows what the player would type, so the table and the prompt agree.
+    """
+    return "+".join(n.removeprefix("most_") for n in bh.bid_cards(code)) or "none"
 
 
 def _trick_line(state: Any, g: int, name: Any) -> str:
@@ -56,7 +66,7 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
     lines.append(
         f"Trump: {BH_TRUMPS[int(state.trump[g])]}   Bob's Hat: {hat_txt}   Phase: {bh.PHASE_NAMES[phase]} ({to_act})"
     )
-    lines.append(f"{'seat':<10}{'bid':<28}{'taken b/r/k':<13}{'total':>6}   hand")
+    lines.append(f"{'seat':<10}{'bid':<29}{'taken blue/red/black':<22}{'total':>6}   hand")
     secret = cfg.secret_bidding and phase == bh.BID
     for p in range(P):
         code = int(state.bids[g, p])
@@ -66,11 +76,11 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
         elif secret and not own:  # a player's view still shows the player's own bid
             bid = "(secret)"
         else:
-            bid = "+".join(bh.bid_cards(code)) or "no bid"
+            bid = bid_text(code)
         taken = "/".join(str(int(x)) for x in state.taken[g, p])
         hand = _hand(state, g, p, show_hands, bh_card_str)
         mark = "*" if p == int(state.cur[g]) and phase != bh.DONE else " "
-        lines.append(f"{mark}player_{p:<2}{bid:<28}{taken:<13}{int(state.scores[g, p]):>6}   {hand}")
+        lines.append(f"{mark}player_{p:<2}{bid:<29}{taken:<22}{int(state.scores[g, p]):>6}   {hand}")
     if phase == bh.PLAY:
         lines.append(_trick_line(state, g, bh_card_str))
     return "\n".join(lines)

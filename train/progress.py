@@ -57,13 +57,16 @@ class ProgressBar:
 
     def line(self, now: float, note: str = "") -> str:
         """The bar as text, at time ``now`` (``time.perf_counter``)."""
-        frac = min(self.done / self.total, 1.0) if self.total > 0 else 1.0
+        # a training run ends on a whole iteration, past its budget: the line stops at total/total, 100%
+        # (the summary printed at the end gives the exact count)
+        shown = min(self.done, self.total) if self.total > 0 else self.done
+        frac = shown / self.total if self.total > 0 else 1.0
         rate = (self.done - self.start) / max(now - self.t0, 1e-9)
         eta = max(self.total - self.done, 0) / rate if rate > 0 else math.inf
         eta_s = time.strftime("%H:%M:%S", time.gmtime(eta)) if math.isfinite(eta) else "--:--:--"
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
         label = f" {self.label}" if self.label else ""
-        text = f"[{bar}] {frac:6.1%} {self.done:,}/{self.total:,}{label} {rate:,.0f}/s ETA {eta_s}"
+        text = f"[{bar}] {frac:6.1%} {shown:,}/{self.total:,}{label} {rate:,.0f}/s ETA {eta_s}"
         return f"{text} {note}" if note else text
 
     def close(self) -> None:

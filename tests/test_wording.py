@@ -1,0 +1,96 @@
+"""Small things a new user tripped on: help texts, the table's words, the training progress bar."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.registry import available
+from bobshat_env.cli import main
+from bobshat_env.core import bobs_hat as bh
+from bobshat_env.core import rng
+from bobshat_env.games import make_game
+from bobshat_env.render import bid_text, render
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_AGENTS = {"random", "simple", "strong", "pimc", "ppo"}
+
+
+def _shipped() -> list[str]:
+    """The agents the package registers (a fresh interpreter: tests register agents of their own)."""
+    code = "from agents.registry import available; print(','.join(available()))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return out.stdout.strip().split(",")
+
+
+def test_top_level_help_shows_no_rst_markup(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "``" not in out and "The bobshat command line" in out
+
+
+@pytest.mark.parametrize("command, flag", [("simulate", "--agents"), ("eval", "--agents"), ("play", "--opponents")])
+def test_agent_help_lists_every_registered_agent(command, flag, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps the help text
+    text = out[out.rindex(flag + " ") :]  # its entry under options, after the usage line
+    assert SHIPPED_AGENTS <= set(available())
+    for name in available():
+        assert re.search(rf"\b{name}\b", text), f"{command} --help does not mention agent {name!r}"
+    assert "pimc[:worlds=N" in text and "ppo:PATH[,sample=true|false]" in text and "bid=SPEC+play=SPEC" in text
+
+
+def test_readme_names_every_agent_spec():
+    readme = (ROOT / "README.md").read_text()
+    shipped = _shipped()
+    assert SHIPPED_AGENTS <= set(shipped)
+    for name in shipped:
+        assert f"| `{name}" in readme, f"README's agent table lacks {name!r}"
+    assert "`bid=SPEC+play=SPEC`" in readme
+
+
+def _bobs_hat_until(game, stop):
+    state = game.init(rng.game_keys(3, np.arange(1), 0))
+    while not stop(state):
+        mask = game.legal_action_mask(state)
+        game.step(state, np.array([int(np.flatnonzero(mask[0])[-1])]))
+    return state
+
+
+def test_a_hidden_hand_of_one_card_says_1_card():
+    game = make_game("bobs_hat", players=3, hands=1)  # 5 cards each: after 4 tricks, one left
+    state = _bobs_hat_until(game, lambda s: int(s.tricks_done[0]) == 4)
+    text = render(game, state, 0, show_hands=0)
+    assert "(1 card)" in text and "(1 cards)" not in text
+
+
+def test_the_table_shows_bids_as_they_are_typed_and_names_the_taken_suits():
+    from bobshat_env.play import _BobsHatText
+
+    game = make_game("bobs_hat", players=4)
+    state = _bobs_hat_until(game, lambda s: int(s.phase[0]) == bh.PLAY)
+    text = render(game, state, 0)
+    assert "taken blue/red/black" in text and "b/r/k" not in text
+    assert "most_" not in text  # records say most_red; the table, like the prompt, says red
+    for p in range(4):
+        assert bid_text(int(state.bids[0, p])) in text
+    for code in range(bh.N_BID_CODES):  # what the table shows is what play accepts, for every bid
+        assert _BobsHatText._parse_bid(bid_text(code)) == code
+    assert bid_text(0) == "none" and bid_text(2 + 8) == "red+fewest"
+
+
+def test_training_progress_stops_at_100_percent(capsys):
+    from train.progress import ProgressBar
+
+    bar = ProgressBar(total=3_000_000, label="decisions", enabled=True)
+    bar.update(3_010_560, "it 12")  # runs end on whole iterations, a little past the budget
+    line = capsys.readouterr().err
+    assert "100.0%" in line and "3,000,000/3,000,000" in line and "3,010,560" not in line
+    assert "#" * 30 in line
