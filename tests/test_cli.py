@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,22 @@ def test_simulate_records_stream_by_batch_and_match_one_batch(tmp_path, capsys):
     second = capsys.readouterr().out
     assert one.read_text() == many.read_text() and len(one.read_text().splitlines()) == 7
     assert first.splitlines()[:5] == second.splitlines()[:5] and "wrote 7 records" in second
+
+
+@pytest.mark.parametrize(
+    "flag, value, message",
+    [
+        ("--seed", "-5", "seed must be 0 to 9,223,372,036,854,775,807, got -5"),
+        ("--num-envs", "10000000", "num_envs must be 1 to 65,536, got 10,000,000"),
+        ("--eval-deals", "0", "eval_deals must be 1 to 100,000, got 0"),
+        ("--gamma", "1.5", "gamma must be 0.0 to 1.0, got 1.5"),
+        ("--learning-rate", "nan", "learning_rate must be a finite number, got nan"),
+        ("--time-limit-min", "nan", "time_limit_min must be a finite number"),
+    ],
+)
+def test_train_numbers_are_range_checked_naming_the_field(flag, value, message, tmp_path, capsys):
+    smoke = str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml")
+    assert main(["train", "--config", smoke, "--runs-dir", str(tmp_path), flag, value]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []  # refused before any run folder was made

@@ -79,6 +79,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import sys
 import time
@@ -304,6 +305,38 @@ def check_args(args: Args) -> None:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
         raise ValueError(f"self_play_prob must be in [0, 1], got {args.self_play_prob}")
+    for f in fields(Args):
+        value = getattr(args, f.name)
+        if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison
+            raise ValueError(f"{f.name} must be a finite number, got {value}")
+        lo, hi = _RANGES.get(f.name, (None, None))
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            want = f"at least {lo:,}" if hi is None else f"{lo:,} to {hi:,}"
+            raise ValueError(f"{f.name} must be {want}, got {value:,}")
+
+
+# Ranges (inclusive; None: open) of the numeric fields the checks above leave open. Seeds are 64-bit
+# keys (numpy refuses negative ones with a message that names no field); num_envs and eval_deals are
+# capped like the command line's --batch-size and --deals, so a typo cannot allocate until memory runs out.
+_RANGES: dict[str, tuple[Any, Any]] = {
+    "seed": (0, 2**63 - 1),
+    "torch_threads": (0, 1024),
+    "num_envs": (1, 65_536),
+    "num_steps": (0, 100_000),
+    "gamma": (0.0, 1.0),
+    "gae_lambda": (0.0, 1.0),
+    "learning_rate": (0.0, None),
+    "clip_coef": (0.0, None),
+    "ent_coef": (0.0, None),
+    "vf_coef": (0.0, None),
+    "max_grad_norm": (0.0, None),
+    "target_kl": (0.0, None),
+    "pfsp_power": (0.0, None),
+    "heuristic_floor": (0.0, 1.0),
+    "max_snapshots": (0, 10_000),
+    "eval_every": (-1, None),
+    "eval_deals": (1, 100_000),
+}
 
 
 RUN_FILES = ("ckpt.pt", "ckpt.pt.json", "policy.pt", "policy.pt.json")  # what save_training_state replaces
