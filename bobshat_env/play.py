@@ -156,6 +156,56 @@ class _BobsHatText:
             return "hat-10"
         return self.bid_label(action - bh.BID_BASE)
 
+    def move_name(self, action: int) -> str:
+        """The move's notation, as typed and as the web page's button is named (``blue14``, ``hat+10``, ``none``)."""
+        return self.move_label(action)
+
+    @staticmethod
+    def card_face(card: int) -> dict[str, Any]:
+        """How a card is drawn: notation, rank and suit (blue, red, black), and whether it carries Bob's Hat."""
+        return {
+            "name": bh_card_str(card),
+            "rank": str(card % BH_RANKS + 1),
+            "suit": BH_SUITS[card // BH_RANKS],
+            "symbol": "",
+            "hat": bool(BH_IS_HAT_CARD[card]),
+        }
+
+    def table_facts(self, state: bh.State, viewer: int | None) -> dict[str, Any]:
+        """What the table shows besides the cards and totals (the web page draws it as given).
+
+        viewer: the seat whose view it is (a secret bid of another seat shows
+        as ``(secret)`` during the bidding), None for a spectator who sees all.
+        """
+        P = self.cfg.players
+        me = -1 if viewer is None else viewer
+        hat, holder = int(state.hat_value[0]), int(state.hat_holder[0])
+        where = "in the centre" if holder < 0 else f"held by {_seat_name(holder, me)}"
+        secret = self.cfg.secret_bidding and int(state.phase[0]) == bh.BID
+        bids: list[str | None] = []
+        for p in range(P):
+            code = int(state.bids[0, p])
+            if code < 0:
+                bids.append(None)
+            elif secret and viewer is not None and p != viewer:
+                bids.append("(secret)")
+            else:
+                bids.append(self.bid_label(code))
+        return {
+            "info": [
+                ["Trump", BH_TRUMPS[int(state.trump[0])]],
+                ["Bob's Hat", "not chosen yet" if hat == 0 else f"{hat:+d}, {where}"],
+            ],
+            "taken_label": "Taken (blue/red/black)",
+            "bids": bids,
+            "taken": ["/".join(str(int(x)) for x in state.taken[0, p]) for p in range(P)],
+            "marks": [["holds Bob's Hat"] if p == holder else [] for p in range(P)],
+        }
+
+    def moves_note(self, state: bh.State, legal: np.ndarray) -> str | None:
+        """A word on moves that are not offered (none in Bob's Hat: every option is in the list)."""
+        return None
+
     def question(self, state: bh.State) -> str:
         ph = int(state.phase[0])
         if ph == bh.HAT:
@@ -415,6 +465,48 @@ class _OhHellText:
             return oh_card_str(action)
         return f"bid {action - self.mod.BID_BASE}"
 
+    def move_name(self, action: int) -> str:
+        """The move's notation, as typed and as the web page's button is named (``QS``, or ``3`` for a bid)."""
+        if action < self.mod.N_CARDS:
+            return oh_card_str(action)
+        return str(action - self.mod.BID_BASE)
+
+    _SYMBOLS = {"clubs": "\u2663", "diamonds": "\u2666", "spades": "\u2660", "hearts": "\u2665"}
+
+    def card_face(self, card: int) -> dict[str, Any]:
+        """How a card is drawn: notation, rank (2-9, T, J, Q, K, A), suit name and symbol."""
+        suit = OH_SUITS[int(OH_HELL_DECK.suit_of[card])]
+        return {
+            "name": oh_card_str(card),
+            "rank": oh_card_str(card)[:-1],
+            "suit": suit,
+            "symbol": self._SYMBOLS[suit],
+            "hat": False,
+        }
+
+    def table_facts(self, state: Any, viewer: int | None) -> dict[str, Any]:
+        """What the table shows besides the cards and totals (bids are public in Oh Hell)."""
+        P = self.cfg.players
+        trump = int(state.trump_card[0])
+        card = "-" if trump < 0 else f"{oh_card_str(trump)} (trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]})"
+        return {
+            "info": [["Trump card", card], ["Scoring", self.cfg.scoring]],
+            "taken_label": "Tricks taken",
+            "bids": [None if int(state.bids[0, p]) < 0 else str(int(state.bids[0, p])) for p in range(P)],
+            "taken": [str(int(state.taken[0, p])) for p in range(P)],
+            "marks": [[] for _ in range(P)],
+        }
+
+    def moves_note(self, state: Any, legal: np.ndarray) -> str | None:
+        """The dealer's barred bid (hook rule), when the bidding leaves one out."""
+        if int(state.phase[0]) != self.mod.BID:
+            return None
+        base = self.mod.BID_BASE
+        barred = [b for b in range(int(state.hand_size[0]) + 1) if not legal[base + b]]
+        if not barred:
+            return None
+        return f"{barred[0]} is barred: the bids would add up to the tricks, hook rule"
+
     def question(self, state: Any) -> str:
         if int(state.phase[0]) == self.mod.BID:
             return f"Your bid, 0-{int(state.hand_size[0])} tricks"
@@ -521,6 +613,53 @@ def _text_for(game: Game) -> _BobsHatText | _OhHellText:
     return game.play_text()  # the class the game's description names
 
 
+@dataclass
+class StepStory:
+    """What one step showed, in the words of the terminal game (the web app tells it the same way).
+
+    events: the action (a hat choice, a bid; cards are told with their
+    trick), bids revealed, a renege, the trick the step completed.
+    summary: the hand's scoring, bid by bid with its reason, when the step
+    ended a hand. header: the next hand's heading, when a new hand was dealt.
+    hand_scored: the step ended a hand (a renege ends it unscored).
+    """
+
+    events: list[str]
+    summary: list[str]
+    header: str | None
+    hand_scored: bool
+
+
+def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: Any, human: int) -> StepStory:
+    """The story of one step of game 0 of a batch: ``snap`` the state before it, ``state`` after.
+
+    text: the game's play text (``game.play_text()``); human: the seat told
+    as "you" (-1 for none). A finished hand's summary is worked out on a copy
+    of ``snap`` stepped without the next deal, so ``state`` may already hold
+    the next hand.
+    """
+    events = []
+    line = text.event(snap, action, human)
+    if line:
+        events.append(line)
+    events += text.after_step(snap, state, human)
+    game_over = bool(res.game_done[0])
+    if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
+        events += text.renege_lines(snap, action, human)
+        return StepStory(events, [], None if game_over else text.hand_header(state, human), False)
+    if bool(res.trick_done[0]):
+        n_trick = int(snap.tricks_done[0]) + 1
+        events.append(
+            text.trick_line(res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick)
+        )
+    if not bool(res.hand_done[0]):
+        return StepStory(events, [], None, False)
+    final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
+    game.step(final, np.array([action]), auto_deal=False)
+    summary = text.summary(final, human)
+    return StepStory(events, summary, None if game_over else text.hand_header(state, human), True)
+
+
 # ==========================================================================
 # The game loop
 class TerminalGame:
@@ -614,9 +753,8 @@ class TerminalGame:
         if not self.text.number_is_index(state):  # Oh Hell bids: the number is the bid
             base = self.game.module.BID_BASE
             bids = " ".join(str(a - base) for a in acts)
-            barred = [b for b in range(int(state.hand_size[0]) + 1) if not legal[base + b]]
-            hook = f" ({barred[0]} is barred: the bids would add up to the tricks, hook rule)" if barred else ""
-            return f"Legal bids: {bids}{hook}"
+            note = self.text.moves_note(state, legal)
+            return f"Legal bids: {bids}" + (f" ({note})" if note else "")
         items = [f"{i + 1:>2}) {self.text.move_label(int(a)):<20}" for i, a in enumerate(acts)]
         per_row = 4
         rows = ["".join(items[i : i + per_row]).rstrip() for i in range(0, len(items), per_row)]
@@ -746,36 +884,18 @@ class TerminalGame:
 
     def _report(self, snap: Any, action: int, res: Any, state: Any) -> int:
         """Print what one step did; returns 1 if it ended a hand."""
-        human = self.seat
-        line = self.text.event(snap, action, human)
-        if line:
+        story = tell_step(self.game, self.text, snap, action, res, state, self.seat)
+        for line in story.events:
             self.say(line)
-        for extra in self.text.after_step(snap, state, human):
-            self.say(extra)
-        if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
-            for extra in self.text.renege_lines(snap, action, human):
-                self.say(extra)
-            if not bool(res.game_done[0]):
-                self.say(self.text.hand_header(state, human))
-            return 0
-        if bool(res.trick_done[0]):
-            n_trick = int(snap.tricks_done[0]) + 1
-            self.say(
-                self.text.trick_line(
-                    res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick
-                )
-            )
-        if not bool(res.hand_done[0]):
-            return 0
-        final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
-        self.game.step(final, np.array([action]), auto_deal=False)
-        self.say()
-        for extra in self.text.summary(final, human):
-            self.say(extra)
-        if not bool(res.game_done[0]):
+        if story.summary:
             self.say()
-            self.say(self.text.hand_header(state, human))
-        return 1
+            for line in story.summary:
+                self.say(line)
+        if story.header:
+            if story.summary:
+                self.say()
+            self.say(story.header)
+        return int(story.hand_scored)
 
     def _final(self, totals: list[int]) -> None:
         P = len(totals)
@@ -837,4 +957,14 @@ def default_opponent(game: Game) -> str:
     return "random"
 
 
-__all__ = ["HUMAN", "MoveError", "PlayResult", "TerminalGame", "default_opponent", "new_seed", "play"]
+__all__ = [
+    "HUMAN",
+    "MoveError",
+    "PlayResult",
+    "StepStory",
+    "TerminalGame",
+    "default_opponent",
+    "new_seed",
+    "play",
+    "tell_step",
+]
