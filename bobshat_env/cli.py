@@ -3,9 +3,10 @@
 Subcommands: ``simulate`` (bots play each other, with a results table and
 optional records), ``replay`` (check records against the rules), ``eval``
 (duplicate tournaments), ``bids`` (the bidding benchmark: regret against
-oracles), ``play`` (a human against bots in the terminal), ``bench``
-(throughput against peers) and ``train`` (PPO with self-play). Each
-command's ``--help`` lists its flags. Heavy imports happen inside the
+oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
+watch and replay in the browser), ``bench`` (throughput against peers) and
+``train`` (PPO with self-play). Each command's ``--help`` lists its flags.
+Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
 
@@ -246,6 +247,23 @@ def cmd_play(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Play, watch and replay in the browser (bobshat_env/web)."""
+    from agents.registry import split_specs
+
+    from .web import serve
+
+    return serve(
+        host=args.host,
+        port=args.port,
+        records_dir=args.records_dir,
+        agents=split_specs(args.agents) if args.agents else (),
+        idle_timeout=args.idle_timeout,
+        max_games=args.max_games,
+        max_upload=int(args.max_upload_mb * 1024 * 1024),
+    )
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py)."""
     from benchmarks.throughput import bench
@@ -377,6 +395,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the web extra)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--records-dir",
+        default="records",
+        help="folder where finished games are saved and replays listed (default records)",
+    )
+    p.add_argument(
+        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/model.pt (checked at start)"
+    )
+    p.add_argument("--idle-timeout", type=float, default=1800.0, help="seconds before an abandoned game is dropped")
+    p.add_argument("--max-games", type=int, default=100, help="games held at once (default 100)")
+    p.add_argument("--max-upload-mb", type=float, default=2.0, help="largest records file to upload (default 2 MB)")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
     p.add_argument("--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE")

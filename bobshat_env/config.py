@@ -10,7 +10,7 @@ built (OpenSpiel's habit of checking parameters up front).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -113,6 +113,9 @@ class OhHellConfig:
     deal_style: str = "long"
     scoring: str = "positive"
     first_dealer: int = 0
+
+    # the values each text option takes (a form offers them as a list)
+    OPTION_CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"deal_style": OH_DEAL_STYLES, "scoring": OH_SCORINGS}
 
     def __post_init__(self) -> None:
         _check_int(self, "players")

@@ -36,7 +36,9 @@ trick) live in one small adapter per game (:class:`_BobsHatRules`,
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import io
 import json
 import os
 import sys
@@ -74,11 +76,14 @@ __all__ = [
     "Recorder",
     "RecordFormatError",
     "ReplayReport",
+    "ReplayStep",
     "read_jsonl",
+    "read_records",
     "replay_file",
     "replay_main",
     "replay_record",
     "replay_report",
+    "replay_steps",
     "write_jsonl",
 ]
 
@@ -292,7 +297,45 @@ def _bid_order(state: Any, P: int) -> list[int]:
 
 
 def _step1(module: Any, cfg: Any, state: Any, action: int) -> Any:
-    return module.step(cfg, state, np.array([action], dtype=np.int64), auto_deal=False)
+    watch = _WATCH.get()
+    before = state.copy() if watch is not None else None
+    res = module.step(cfg, state, np.array([action], dtype=np.int64), auto_deal=False)
+    if watch is not None:
+        watch.append(ReplayStep(watch.entry, before, action, res, state.copy()))
+    return res
+
+
+@dataclass
+class ReplayStep:
+    """One action of a replayed record, with the B = 1 states around it (:func:`replay_steps`).
+
+    entry: index into the record's ``hands``. action: None for the deal that
+    starts a hand entry (``before`` is then None and ``after`` the fresh
+    hand). result: the core's StepResult of the action.
+    """
+
+    entry: int
+    before: Any
+    action: int | None
+    result: Any
+    after: Any
+
+
+class _Steps(list):
+    """The steps a replay took, kept while :func:`replay_steps` runs (see ``_WATCH``)."""
+
+    entry = 0
+
+
+# Set only inside replay_steps: the replay then keeps every state it passes through.
+_WATCH: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("bobshat_replay_steps", default=None)
+
+
+def _watch_deal(entry: int, state: Any) -> None:
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.entry = entry
+        watch.append(ReplayStep(entry, None, None, None, state.copy()))
 
 
 _BH_NAMES = tuple(bh_card_str(c) for c in range(bobs_hat.N_CARDS))
@@ -1000,31 +1043,48 @@ class JsonlWriter:
             self.abort()
 
 
+def read_records(source: str | os.PathLike | bytes) -> Iterator[tuple[int, dict | None, str | None]]:
+    """``(line, record, None)`` for each record of a JSON Lines file (a path, or its bytes), and
+    ``(line, None, why)`` for each line that is not a record, as ``bobshat replay`` reads them.
+
+    Unlike :func:`read_jsonl` it goes on past a bad line, for listing a file's
+    records (``bobshat serve``); blank lines are skipped.
+    """
+    if isinstance(source, bytes):
+        return _iter_file(io.BytesIO(source))
+    return _iter_lines(source)
+
+
 def _iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, parsed value or None, error or None) for every non-blank line."""
     with open(path, "rb") as f:
-        for n, raw in enumerate(f, start=1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                yield n, None, f"line {n} is not UTF-8 text ({err.reason} at byte {err.start})"
-                continue
-            if not text.strip():
-                continue
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as err:
-                yield n, None, f"line {n} is not valid JSON: {err.msg} (column {err.colno})"
-                continue
-            except RecursionError:  # e.g. 100,000 nested brackets: the parser gives up, the file goes on
-                yield n, None, f"line {n} is nested too deeply to read (a record is a few levels deep)"
-                continue
-            if not isinstance(value, dict):
-                yield n, None, f"line {n} is not a record: a record is a JSON object, got {type(value).__name__}"
-                continue
-            yield n, value, None
+        yield from _iter_file(f)
+
+
+def _iter_file(f: Any) -> Iterator[tuple[int, Any, str | None]]:
+    """The records of an open binary file, line by line (see :func:`read_records`)."""
+    for n, raw in enumerate(f, start=1):
+        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            yield n, None, f"line {n} is not UTF-8 text ({err.reason} at byte {err.start})"
+            continue
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            yield n, None, f"line {n} is not valid JSON: {err.msg} (column {err.colno})"
+            continue
+        except RecursionError:  # e.g. 100,000 nested brackets: the parser gives up, the file goes on
+            yield n, None, f"line {n} is nested too deeply to read (a record is a few levels deep)"
+            continue
+        if not isinstance(value, dict):
+            yield n, None, f"line {n} is not a record: a record is a JSON object, got {type(value).__name__}"
+            continue
+        yield n, value, None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
@@ -1055,6 +1115,24 @@ def replay_report(record: Any, index: int | None = None, line: int | None = None
     except Exception as err:  # a last resort: a corrupt record must become a fault, not a traceback
         sink.add(f"the replay could not go on ({type(err).__name__}: {err})")
     return report
+
+
+def replay_steps(record: Any) -> tuple[ReplayReport, list[ReplayStep]]:
+    """Replay one record (as :func:`replay_report`) and keep every state it passes through.
+
+    Returns the report and, in order, a :class:`ReplayStep` for each hand
+    entry's deal and each action (hat, bid, card) the replay stepped through
+    the rules core: what a viewer needs to step through the game card by card
+    (``bobshat serve``). Trust the steps only if ``report.ok``: a faulty
+    record stops where the rules disagree with it.
+    """
+    steps = _Steps()
+    token = _WATCH.set(steps)
+    try:
+        report = replay_report(record)
+    finally:
+        _WATCH.reset(token)
+    return report, list(steps)
 
 
 def _replay(record: Any, sink: _Sink, report: ReplayReport) -> None:
@@ -1180,6 +1258,7 @@ def _replay_hand(
     except ValueError as err:
         fault(f"the deal cannot be played: {err}")
         return give_up()
+    _watch_deal(fault.entry, state)
 
     if claims_renege and not getattr(cfg, "renege_mode", False):
         fault("the hand has a renege entry, but reneges only happen with the renege_mode option")

@@ -1,0 +1,101 @@
+"""``bobshat serve``: play, watch and replay in the browser.
+
+A local web app on the command line's floor (docs/architecture.md): it drives
+games through the same :class:`~bobshat_env.games.Game`, agents and records as
+everything else, and the page only draws the JSON it is sent and posts the
+moves a person clicks. :mod:`.session` holds games in progress,
+:mod:`.replay` turns records into frames, :mod:`.app` is the HTTP side
+(Starlette, served by uvicorn: ``pip install -e ".[web]"``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ..config import ConfigError
+
+__all__ = ["serve"]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuse a port that is taken (or a host that is not this machine's) before the server starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as err:
+            raise ConfigError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    records_dir: str = "records",
+    agents: Sequence[str] = (),
+    idle_timeout: float = 1800.0,
+    max_games: int = 100,
+    max_upload: int = 2 * 1024 * 1024,
+    out: TextIO | None = None,
+) -> int:
+    """Run the web app until Ctrl-C; returns the exit code. Bad options raise ConfigError before it starts."""
+    out = sys.stdout if out is None else out
+    try:
+        import uvicorn  # noqa: PLC0415
+
+        from .app import create_app  # noqa: PLC0415 - needs starlette
+    except ImportError as err:
+        hint = 'pip install -e ".[web]"'
+        raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
+    from ..paths import check_writable  # noqa: PLC0415
+    from .session import RECORDS_FILE  # noqa: PLC0415
+
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be 0-65535, got {port}")
+    for flag, value in (("--idle-timeout", idle_timeout), ("--max-games", max_games), ("--max-upload", max_upload)):
+        if value <= 0:
+            raise ConfigError(f"{flag} must be positive, got {value}")
+    folder = Path(records_dir)
+    if not folder.is_dir():
+        if not folder.parent.is_dir():
+            raise ConfigError(f"--records-dir: the folder {folder.parent} does not exist")
+        try:
+            folder.mkdir()
+        except OSError as err:
+            raise ConfigError(f"--records-dir: cannot make {folder}: {err.strerror or err}") from None
+    check_writable(folder / RECORDS_FILE, "--records-dir", append=True)
+    _check_port(host, port)
+    loopback = _is_loopback(host)
+    app = create_app(
+        folder,
+        agents=list(agents),
+        idle_timeout=idle_timeout,
+        max_games=max_games,
+        max_upload=max_upload,
+        allowed_hosts=None if loopback else ["*"],
+    )
+    shown = f"[{host}]" if ":" in host else host
+    if not loopback:
+        print(
+            f"warning: --host {host} lets other machines reach this server; there is no login, so anyone who "
+            "reaches the port can play, watch and upload records",
+            file=out,
+        )
+    print(f"bobshat serve: open http://{shown}:{port}/  (records in {folder}; Ctrl-C stops)", file=out, flush=True)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.Server(config).run()
+    return 0

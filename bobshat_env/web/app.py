@@ -1,0 +1,367 @@
+"""The HTTP side of ``bobshat serve``: a Starlette app (served by uvicorn) over the game sessions and replays.
+
+Pages (static HTML and JavaScript in ``static/``: they draw JSON and post
+moves, and decide nothing about the rules):
+
+- ``/``: the start page (game, players, options, opponents, seat or watch);
+- ``/play?game=bobs_hat&players=4&opponents=strong,strong,random&hands=2&seat=0``:
+  starts a game from the link (any game option is a parameter; ``seat=none``
+  watches bots, named by ``agents``; ``seed`` deals a game again; ``speed``
+  is the page's milliseconds per bot move);
+- ``/records``: the records folder's games and an upload form;
+- ``/replay?file=NAME&record=N`` (or ``upload=ID``, or ``game=ID`` for a
+  game just played): step through a game, every hand face up.
+
+The JSON API they use (errors are ``{"error": "..."}`` with a 4xx status):
+
+- ``GET /api/meta``: the games, their options and the bots on offer;
+- ``POST /api/games`` (the ``/play`` parameters as JSON) -> the table;
+- ``GET /api/games/{id}?since=N`` -> the table, with the log from entry N;
+- ``POST /api/games/{id}/move`` ``{"move": "blue14", "turn": T}`` (or
+  ``"action": ID``; ``"renege": true`` to confirm a renege) -> the table;
+  an illegal move (400), a move for another turn or a bot's turn (409)
+  changes nothing;
+- ``POST /api/games/{id}/advance`` ``{"steps": N}``: up to N bot moves;
+- ``DELETE /api/games/{id}``: leave the game (nothing saved);
+- ``GET /api/games/{id}/record``: the finished game's record (JSON Lines);
+- ``GET /api/records``; ``GET /api/replay?file=NAME&record=N``;
+  ``POST /api/uploads`` (a records file as the body or as the form field
+  ``file``; at most ``max_upload`` bytes) -> its records, checked like ``replay``.
+
+Safety: JSON bodies must say ``Content-Type: application/json`` (so another
+web site cannot post moves from a visitor's browser without a CORS
+preflight, which this server never grants), requests must name a host the
+server is bound to (no DNS rebinding), pages carry a strict Content Security
+Policy, and every game and upload is dropped after ``idle_timeout`` seconds
+without a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..config import ConfigError
+from ..games import DESCRIPTIONS, make_game
+from .replay import ReplaySources, frames
+from .session import AgentCatalog, SessionStore, WebError
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_JSON_BYTES = 64 * 1024  # a move, a game's options: far below this
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")  # Host header names of this machine
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+
+
+class _SecurityHeaders:
+    """Adds the Content Security Policy and no-sniff headers to every response (pure ASGI)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", _CSP)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "no-referrer")
+                headers.setdefault("Cache-Control", "no-store")
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _read_body(request: Request, limit: int, what: str) -> bytes:
+    """The request body, refused (413) past ``limit`` bytes before more than that is read."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise WebError(400, "a bad Content-Length header")
+        if int(declared) > limit:
+            raise WebError(413, f"{what} has {int(declared):,} bytes; the limit is {limit:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise WebError(413, f"{what} is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise WebError(415, f"send JSON with Content-Type: application/json (got {kind or 'none'!r})")
+    body = await _read_body(request, MAX_JSON_BYTES, "the request")
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as err:
+        raise WebError(400, f"the body is not valid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise WebError(400, f"the body must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _int_param(request: Request, name: str, default: int | None = None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        if default is None:
+            raise WebError(400, f"the {name} parameter is missing")
+        return default
+    if not raw.isdigit() or len(raw) > 9:
+        raise WebError(400, f"{name} must be a non-negative integer, got {raw!r}")
+    return int(raw)
+
+
+def _meta(catalog: AgentCatalog) -> dict[str, Any]:
+    """The games, their options (with kinds, defaults and choices) and the bots offered per player count."""
+    games = []
+    for d in DESCRIPTIONS:
+        defaults = {f.name: f.default for f in dataclasses.fields(d.config_cls)}
+        players = []
+        for n in range(2, 11):
+            try:
+                d.config_cls(players=n)
+            except ConfigError:
+                continue
+            players.append(n)
+        choices = getattr(d.config_cls, "OPTION_CHOICES", {})
+        options = []
+        for name in ("first_dealer", *d.cli_options):
+            default = defaults[name]
+            kind = "bool" if isinstance(default, bool) else "choice" if name in choices else "int"
+            options.append(
+                {
+                    "name": name,
+                    "label": name.replace("_", " "),
+                    "kind": kind,
+                    "default": default,
+                    "choices": list(choices.get(name, ())),
+                }
+            )
+        agents = {str(n): catalog.offered(make_game(d.name, players=n)) for n in players}
+        games.append(
+            {
+                "name": d.name,
+                "title": d.title,
+                "players": players,
+                "default_players": defaults["players"],
+                "options": options,
+                "agents": agents,
+            }
+        )
+    return {"games": games}
+
+
+def create_app(
+    records_dir: str | Path,
+    agents: list[str] | None = None,
+    idle_timeout: float = 1800.0,
+    max_games: int = 100,
+    max_upload: int = 2 * 1024 * 1024,
+    allowed_hosts: list[str] | None = None,
+    clock: Any = time.monotonic,
+    sweep_every: float | None = None,
+    shipped: Path | None = None,
+) -> Starlette:
+    """The web app. ``records_dir`` must exist; ``agents`` are specs to preload (``--agents``).
+
+    allowed_hosts: Host header values accepted (default the loopback names);
+    ``["*"]`` accepts any (``--host 0.0.0.0``). clock: seconds, for the idle
+    timeout. sweep_every: seconds between clean-ups (default a quarter of the
+    timeout, at most a minute).
+    """
+    catalog = AgentCatalog(agents or (), shipped=shipped)
+    store = SessionStore(records_dir, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
+    sources = ReplaySources(Path(records_dir), max_upload)
+    meta_cache: dict[str, Any] = {}
+    every = sweep_every if sweep_every is not None else min(60.0, idle_timeout / 4)
+
+    def sweep() -> None:
+        store.sweep()
+        sources.sweep(clock(), idle_timeout)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async def sweeper() -> None:
+            while True:
+                await asyncio.sleep(every)
+                sweep()
+
+        task = asyncio.create_task(sweeper())
+        try:
+            yield
+        finally:
+            task.cancel()
+
+    def page(name: str) -> Any:
+        async def endpoint(request: Request) -> Response:
+            return FileResponse(STATIC / name, media_type="text/html")
+
+        return endpoint
+
+    async def meta(request: Request) -> Response:
+        if "meta" not in meta_cache:
+            meta_cache["meta"] = await run_in_threadpool(_meta, catalog)
+        return JSONResponse(meta_cache["meta"])
+
+    async def new_game(request: Request) -> Response:
+        params = await _json_body(request)
+        session = await run_in_threadpool(store.create, params)
+        return JSONResponse(await run_in_threadpool(session.view), status_code=201)
+
+    async def show_game(request: Request) -> Response:
+        session = store.get(request.path_params["gid"])
+        return JSONResponse(await run_in_threadpool(session.view, _int_param(request, "since", 0)))
+
+    async def move(request: Request) -> Response:
+        session = store.get(request.path_params["gid"])
+        body = await _json_body(request)
+        unknown = sorted(set(body) - {"move", "action", "turn", "renege", "since"})
+        if unknown:
+            raise WebError(400, f"unknown key(s) {', '.join(unknown)}; a move has move (or action), turn, renege")
+        renege = body.get("renege", False)
+        if not isinstance(renege, bool):
+            raise WebError(400, f"renege must be true or false, got {renege!r}")
+        since = _since(body)
+        await run_in_threadpool(session.move, body.get("move"), body.get("action"), body.get("turn"), renege)
+        return JSONResponse(await run_in_threadpool(session.view, since))
+
+    async def advance(request: Request) -> Response:
+        session = store.get(request.path_params["gid"])
+        body = await _json_body(request)
+        since = _since(body)
+        await run_in_threadpool(session.advance, body.get("steps", 1))
+        return JSONResponse(await run_in_threadpool(session.view, since))
+
+    async def leave(request: Request) -> Response:
+        store.remove(request.path_params["gid"])
+        return Response(status_code=204)
+
+    async def record(request: Request) -> Response:
+        session = store.get(request.path_params["gid"])
+        if session.record is None:
+            raise WebError(409, "the game is not over: its record is written at the end")
+        name = f"bobshat-{session.game.name}-seed{session.seed}.jsonl"
+        return Response(
+            json.dumps(session.record, separators=(",", ":")) + "\n",
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    async def records(request: Request) -> Response:
+        files = await run_in_threadpool(sources.listing)
+        return JSONResponse({"folder": str(Path(records_dir)), "files": files, "max_upload": max_upload})
+
+    async def replay(request: Request) -> Response:
+        q = request.query_params
+        index = _int_param(request, "record", 0)
+        if "game" in q:
+            session = store.get(q["game"])
+            if session.record is None:
+                raise WebError(409, "the game is not over yet")
+            rec = session.record
+        elif "upload" in q:
+            rec = sources.from_upload(q["upload"], index)
+        elif "file" in q:
+            rec = await run_in_threadpool(sources.from_file, q["file"], index)
+        else:
+            raise WebError(400, "name a record: file=NAME&record=N, upload=ID&record=N or game=ID")
+        return JSONResponse(await run_in_threadpool(frames, rec))
+
+    async def upload(request: Request) -> Response:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        overhead = 16 * 1024 if kind == "multipart/form-data" else 0
+        body = await _read_body(request, max_upload + overhead, "the upload")
+        name = request.query_params.get("name", "")
+        if kind == "multipart/form-data":
+
+            async def replay_body() -> dict:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            form = await Request(request.scope, replay_body).form(max_files=1, max_fields=4)
+            field = form.get("file")
+            if field is None or isinstance(field, str):
+                raise WebError(400, "the form has no file field named 'file'")
+            name = field.filename or name
+            body = await field.read()
+            await form.close()
+        data = await run_in_threadpool(sources.add_upload, name[:200], body, clock())
+        return JSONResponse(data, status_code=201)
+
+    async def web_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, WebError)
+        return _error(exc.status, exc.message)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _error(500, f"the server failed: {type(exc).__name__}: {exc}")
+
+    routes = [
+        Route("/", page("index.html")),
+        Route("/play", page("play.html")),
+        Route("/replay", page("replay.html")),
+        Route("/records", page("records.html")),
+        Route("/api/meta", meta),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{gid}", show_game, methods=["GET"]),
+        Route("/api/games/{gid}", leave, methods=["DELETE"]),
+        Route("/api/games/{gid}/move", move, methods=["POST"]),
+        Route("/api/games/{gid}/advance", advance, methods=["POST"]),
+        Route("/api/games/{gid}/record", record),
+        Route("/api/records", records),
+        Route("/api/replay", replay),
+        Route("/api/uploads", upload, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOOPBACK)
+    app = Starlette(
+        routes=routes,
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
+            Middleware(_SecurityHeaders),
+            Middleware(GZipMiddleware, minimum_size=2048),
+        ],
+        exception_handlers={WebError: web_error, Exception: server_error},
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    app.state.sources = sources
+    app.state.sweep = sweep
+    return app
+
+
+def _since(body: dict) -> int:
+    since = body.get("since", 0)
+    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+        raise WebError(400, f"since must be a non-negative integer, got {since!r}")
+    return since
