@@ -620,7 +620,8 @@ class StepStory:
     events: the action (a hat choice, a bid; cards are told with their
     trick), bids revealed, a renege, the trick the step completed.
     summary: the hand's scoring, bid by bid with its reason, when the step
-    ended a hand. header: the next hand's heading, when a new hand was dealt.
+    ended a hand. header: the next hand's heading, when a new hand was dealt
+    (None while it waits to be dealt: a step taken with ``auto_deal=False``).
     hand_scored: the step ended a hand (a renege ends it unscored).
     """
 
@@ -643,7 +644,8 @@ def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: An
     if line:
         events.append(line)
     events += text.after_step(snap, state, human)
-    game_over = bool(res.game_done[0])
+    # the next hand's heading, once it is dealt (a step taken with auto_deal=False leaves it to deal)
+    game_over = bool(res.game_done[0]) or int(state.phase[0]) == game.module.DEAL
     if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
         events += text.renege_lines(snap, action, human)
         return StepStory(events, [], None if game_over else text.hand_header(state, human), False)

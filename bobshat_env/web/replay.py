@@ -94,8 +94,13 @@ def frames(record: dict) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     hands: list[dict[str, Any]] = []
     last_trick = None
+    # The replay deals each hand entry afresh (scores from 0): the running totals carry the hands before it.
+    carried = [0] * game.players
+    previous = None
     for step in steps:
         if step.action is None:  # a hand entry's deal
+            if previous is not None:
+                carried = [c + int(x) for c, x in zip(carried, previous.scores[0])]
             last_trick = None
             hands.append({"entry": step.entry, "number": int(step.after.hand_no[0]) + 1, "frame": len(out)})
             lines = [plain(text.hand_header(step.after, -1))]
@@ -112,7 +117,10 @@ def frames(record: dict) -> dict[str, Any]:
             if bool(getattr(step.result, "renege", [False])[0]):
                 hands[-1]["renege"] = True
         view = table_view(game, text, step.after, names, None, last_trick)
+        for seat, before in zip(view["seats"], carried):
+            seat["total"] += before
         view.update(entry=step.entry, lines=lines, summary=summary)
+        previous = step.after
         out.append(view)
     head.update(title=game.title, hand_list=hands, frames=out, deck=deck_faces(game, text))
     return head

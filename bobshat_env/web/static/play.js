@@ -123,6 +123,9 @@ function drawResult() {
 }
 
 function draw() {
+  // What the page shows now, for scripts and tests that drive it: the turn and whose move it is.
+  document.body.dataset.turn = String(view.turn);
+  document.body.dataset.state = view.done ? "done" : view.your_turn ? "your-turn" : "waiting";
   drawTable(document.getElementById("table"), view, view.deck, { title: view.title });
   drawYou();
   drawResult();
