@@ -132,7 +132,12 @@ function draw() {
   appendLog(view.log);
   const summaries = document.getElementById("summaries");
   if (view.summaries.length) {
-    summaries.replaceChildren(...[...view.summaries].reverse().map((s) => summaryBlock(`Hand ${s.hand}`, s.lines)));
+    // the latest hand open, the earlier ones folded
+    const [latest, ...earlier] = [...view.summaries].reverse();
+    summaries.replaceChildren(
+      summaryBlock(`Hand ${latest.hand}`, latest.lines),
+      ...earlier.map((s) => el("details", {}, el("summary", {}, `Hand ${s.hand}`), el("pre", { class: "summary-text" }, s.lines.join("\n")))),
+    );
   }
   const who = view.seat === null ? "Watching bots" : `You are ${view.seats[view.seat].label}`;
   if (view.done) status(`${who}. Game over: ${view.result.verdict} (seed ${view.seed})`);
