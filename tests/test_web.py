@@ -350,6 +350,23 @@ def test_replays_list_the_folder_and_step_through_a_record(server):
     assert client.get("/api/replay?file=old.jsonl&record=5").status_code == 404
 
 
+def test_a_grown_records_file_replays_only_its_new_records(server, monkeypatch):
+    import bobshat_env.web.replay as web_replay
+    from bobshat_env.records import write_jsonl
+
+    client, records, _, _ = server
+    recs = _seed_records(records, n=3)
+    calls = []
+    real = web_replay.replay_report
+    monkeypatch.setattr(web_replay, "replay_report", lambda rec, *a: calls.append(1) or real(rec, *a))
+    assert len(client.get("/api/records").json()["files"][0]["records"]) == 3 and len(calls) == 3
+    write_jsonl(records / "old.jsonl", recs[:1], append=True)  # one more game (the same one again)
+    (records / "new.jsonl").write_text(json.dumps({**recs[0], "totals": [0, 0, 0]}) + "\n")
+    files = {f["file"]: f["records"] for f in client.get("/api/records").json()["files"]}
+    assert len(files["old.jsonl"]) == 4 and [r["ok"] for r in files["new.jsonl"]] == [False]
+    assert len(calls) == 4  # the new file's record; the appended one was known
+
+
 @pytest.mark.parametrize(
     "name",
     ["../secret.jsonl", "..%2Fsecret.jsonl", "/etc/passwd", "sub/old.jsonl", ".hidden.jsonl", "old.json", "a\\b.jsonl"],

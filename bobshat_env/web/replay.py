@@ -13,6 +13,8 @@ Files are read only from the records folder, by a plain name
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import threading
 from pathlib import Path
@@ -44,26 +46,39 @@ def record_file(root: Path, name: Any) -> Path:
     return path
 
 
-def summarize(source: Path | bytes) -> list[dict[str, Any]]:
-    """One line per record of a records file (a path or its bytes), checked like ``bobshat replay``."""
+def summarize(source: Path | bytes, cache: dict[bytes, dict] | None = None) -> list[dict[str, Any]]:
+    """One line per record of a records file (a path or its bytes), checked like ``bobshat replay``.
+
+    cache: summaries by record content, so a file that grew by one game
+    replays one record, not all (a 10-hand record takes about 45 ms).
+    """
     out = []
     for index, (line, record, error) in enumerate(read_records(source)):
         item: dict[str, Any] = {"index": index, "line": line}
         if error is not None:
             item.update(ok=False, faults=[error])
-        else:
-            report = replay_report(record, index, line)
-            item.update(
-                ok=report.ok,
-                faults=[str(f) for f in report.faults[:20]],
-                n_faults=len(report.faults),
-                game=report.game,
-                players=report.players,
-                hands=report.hands,
-                agents=report.agents,
-                totals=report.totals,
-                seed=str(record.get("seed")),
-            )
+            out.append(item)
+            continue
+        key = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).digest()
+        known = cache.get(key) if cache is not None else None
+        if known is None:
+            report = replay_report(record)
+            known = {
+                "ok": report.ok,
+                "faults": [str(f) for f in report.faults[:20]],
+                "n_faults": len(report.faults),
+                "game": report.game,
+                "players": report.players,
+                "hands": report.hands,
+                "agents": report.agents,
+                "totals": report.totals,
+                "seed": str(record.get("seed")),
+            }
+            if cache is not None:
+                if len(cache) >= 50_000:
+                    cache.clear()
+                cache[key] = known
+        item.update(known)
         out.append(item)
     return out
 
@@ -139,6 +154,7 @@ class ReplaySources:
         self.max_uploads = int(max_uploads)
         self._uploads: dict[str, dict[str, Any]] = {}
         self._cache: dict[str, tuple[tuple[int, int], list[dict]]] = {}
+        self._records: dict[bytes, dict] = {}  # summaries by record content (see summarize)
         self._lock = threading.Lock()
 
     # -- the records folder
@@ -161,7 +177,7 @@ class ReplaySources:
                 cached = self._cache.get(path.name)
             if cached is None or cached[0] != key:
                 try:
-                    cached = (key, summarize(path))
+                    cached = (key, summarize(path, self._records))
                 except OSError as err:
                     files.append({"file": path.name, "error": f"cannot read it: {err.strerror or err}", "records": []})
                     continue
