@@ -34,12 +34,12 @@ import numpy as np
 
 from ..config import ConfigError
 from ..core import rng
-from ..core.resample import void_tracker
 from ..core.tricks import IllegalActionError
 from ..games import DESCRIPTIONS, Game, describe, make_game
 from ..paths import check_writable
 from ..play import HUMAN, MoveError, _ordinal, _seat_name, new_seed, tell_step
 from ..records import Recorder, write_jsonl
+from ..seating import SeatDispatch
 
 RECORDS_FILE = "games.jsonl"
 
@@ -191,8 +191,8 @@ class GameSession:
         self.faces = deck_faces(game, self.text)
         self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
         self.recorder = Recorder(game, self.state, agents=self.names)
-        needs_public = any(getattr(a, "needs_public", False) for a in self.agents)
-        self.tracker = void_tracker(game, 1) if needs_public else None
+        # the bots are called as everywhere else (the public void record for those that ask for it)
+        self.seats = SeatDispatch(game, 1, [a for a in self.agents if a is not None])
         self.turn = 0  # actions taken so far: a move names the turn it is for
         self.log: list[dict[str, Any]] = []
         self.summaries: list[dict[str, Any]] = []
@@ -229,9 +229,8 @@ class GameSession:
         snap = state.copy()
         actions = np.array([action], dtype=np.int64)
         res = game.step(state, actions)  # checks legality itself; an illegal action changes nothing
-        if self.tracker is not None:
-            self.tracker.before_step(snap, actions)
-            self.tracker.after_step(res)
+        self.seats.before_step(snap, actions)
+        self.seats.after_step(res.new_hand)
         self.turn += 1
         finished = self.recorder.record(snap.phase, snap.cur, actions, res, state)
         story = tell_step(game, self.text, snap, action, res, state, self._me)
@@ -274,14 +273,12 @@ class GameSession:
             while made < steps and not self.done and not self.human_turn:
                 if made and time.monotonic() - start > budget:
                     break
-                p = int(self.state.cur[0])
                 state = self.state
                 legal = self.game.legal_action_mask(state)
                 obs = self.game.observe(state)
-                extra = {}
-                if self.tracker is not None and getattr(self.agents[p], "needs_public", False):
-                    extra["public"] = self.tracker.rows(np.zeros(1, dtype=np.int64))
-                action = int(self.agents[p].act(obs, legal, state.cur.astype(np.int64), **extra)[0])
+                seat = state.cur.astype(np.int64)
+                agent = self.agents[int(seat[0])]
+                action = int(self.seats.act_rows(agent, obs, legal, seat, np.zeros(1, dtype=np.int64))[0])
                 self._step(action)
                 made += 1
             return made
