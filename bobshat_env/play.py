@@ -171,13 +171,16 @@ class _BobsHatText:
             "hat": bool(BH_IS_HAT_CARD[card]),
         }
 
-    def table_facts(self, state: bh.State, viewer: int | None) -> dict[str, Any]:
+    def table_facts(self, state: bh.State, viewer: int | None, dealt: bh.State | None = None) -> dict[str, Any]:
         """What the table shows besides the cards and totals (the web page draws it as given).
 
         viewer: the seat whose view it is (a secret bid of another seat shows
         as ``(secret)`` during the bidding), None for a spectator who sees all.
+        dealt: the state that says which hand it is (its trump), when
+        ``state`` is a finished hand that the core has already moved past.
         """
         P = self.cfg.players
+        dealt = state if dealt is None else dealt
         me = -1 if viewer is None else viewer
         hat, holder = int(state.hat_value[0]), int(state.hat_holder[0])
         where = "in the centre" if holder < 0 else f"held by {_seat_name(holder, me)}"
@@ -193,7 +196,7 @@ class _BobsHatText:
                 bids.append(self.bid_label(code))
         return {
             "info": [
-                ["Trump", BH_TRUMPS[int(state.trump[0])]],
+                ["Trump", BH_TRUMPS[int(dealt.trump[0])]],
                 ["Bob's Hat", "not chosen yet" if hat == 0 else f"{hat:+d}, {where}"],
             ],
             "taken_label": "Taken (blue/red/black)",
@@ -484,10 +487,10 @@ class _OhHellText:
             "hat": False,
         }
 
-    def table_facts(self, state: Any, viewer: int | None) -> dict[str, Any]:
-        """What the table shows besides the cards and totals (bids are public in Oh Hell)."""
+    def table_facts(self, state: Any, viewer: int | None, dealt: Any = None) -> dict[str, Any]:
+        """What the table shows besides the cards and totals (bids are public in Oh Hell); ``dealt`` as in Bob's Hat."""
         P = self.cfg.players
-        trump = int(state.trump_card[0])
+        trump = int((state if dealt is None else dealt).trump_card[0])
         card = "-" if trump < 0 else f"{oh_card_str(trump)} (trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]})"
         return {
             "info": [["Trump card", card], ["Scoring", self.cfg.scoring]],

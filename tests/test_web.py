@@ -347,6 +347,10 @@ def test_replays_list_the_folder_and_step_through_a_record(server):
     assert all(all(s["cards"] is not None for s in f["seats"]) for f in good["frames"])  # every hand face up
     ends = [f for f in good["frames"] if f["summary"]]
     assert len(ends) == 2 and ends[-1]["seats"][2]["total"] == recs[1]["totals"][2]
+    # a hand's last frame shows that hand (the core has already moved to the next hand's number and dealer)
+    shown = [(f["hand"]["number"], f["hand"]["dealer"], f["phase"]) for f in ends]
+    assert shown == [(1, 0, "hand over"), (2, 1, "done")]
+    assert ends[0]["last_trick"]["hand"] == 1 and ends[0]["info"][0] == ["Trump", recs[1]["hands"][0]["trump"]]
     assert client.get("/api/replay?file=old.jsonl&record=5").status_code == 404
 
 

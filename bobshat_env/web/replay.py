@@ -116,22 +116,25 @@ def frames(record: dict) -> dict[str, Any]:
         if step.action is None:  # a hand entry's deal
             if previous is not None:
                 carried = [c + int(x) for c, x in zip(carried, previous.scores[0])]
-            last_trick = None
             hands.append({"entry": step.entry, "number": int(step.after.hand_no[0]) + 1, "frame": len(out)})
             lines = [plain(text.hand_header(step.after, -1))]
             summary = None
         else:
             story = tell_step(game, text, step.before, step.action, step.result, step.after, -1)
             if bool(step.result.trick_done[0]):
-                number = int(step.before.tricks_done[0]) + 1
-                last_trick = trick_of(game, step.result, number, story.events[-1])
+                hand, number = int(step.before.hand_no[0]) + 1, int(step.before.tricks_done[0]) + 1
+                last_trick = trick_of(game, step.result, hand, number, story.events[-1])
             lines, summary = story.events, story.summary or None
             if step.action < game.deck.n_cards:  # the terminal tells cards with their trick; a replay goes card by card
                 seat = int(step.before.cur[0])
                 lines = [f"player_{seat} plays {text.move_name(step.action)}.", *lines]
             if bool(getattr(step.result, "renege", [False])[0]):
                 hands[-1]["renege"] = True
-        view = table_view(game, text, step.after, names, None, last_trick)
+        ended = step.result is not None and (
+            bool(step.result.hand_done[0]) or bool(getattr(step.result, "renege", [False])[0])
+        )
+        # a hand's last card: the core has moved on to the next hand's number and dealer; show the hand just played
+        view = table_view(game, text, step.after, names, None, last_trick, dealt=step.before if ended else None)
         for seat, before in zip(view["seats"], carried):
             seat["total"] += before
         view.update(entry=step.entry, lines=lines, summary=summary)

@@ -67,20 +67,26 @@ def table_view(
     names: Sequence[str],
     viewer: int | None,
     last_trick: dict | None = None,
+    dealt: Any = None,
 ) -> dict[str, Any]:
     """The table of game 0 of ``state`` as JSON for the page.
 
     viewer: the seat whose hand is shown face up (and whose secret bid is
-    visible), None to show every hand (watching bots, replays).
+    visible), None to show every hand (watching bots, replays). dealt: for a
+    hand just finished (``state`` after its last card, which the core has
+    already moved on to the next hand's number and dealer), a state of that
+    hand: the number, size, dealer and trump shown are its.
     """
     mod = game.module
     P = game.players
     phase = int(state.phase[0])
     done = phase == mod.DONE
+    waiting = done or dealt is not None  # nobody is to act in a finished hand
+    hand = state if dealt is None else dealt
     cur = int(state.cur[0])
-    dealer = int(state.dealer[0])
+    dealer = int(hand.dealer[0])
     me = -1 if viewer is None else viewer
-    facts = text.table_facts(state, viewer)
+    facts = text.table_facts(state, viewer, dealt)
     seats = []
     for p in range(P):
         held = np.flatnonzero(state.hands[0, p])
@@ -96,7 +102,7 @@ def table_view(
                 "marks": facts["marks"][p],
                 "count": int(held.size),
                 "cards": [game.card_str(int(c)) for c in held] if shown else None,
-                "to_act": not done and cur == p,
+                "to_act": not waiting and cur == p,
                 "dealer": p == dealer,
             }
         )
@@ -104,13 +110,13 @@ def table_view(
     in_trick = [(lead + i) % P for i in range(int(state.n_in_trick[0]))]
     return {
         "hand": {
-            "number": int(state.hand_no[0]) + 1,
+            "number": int(hand.hand_no[0]) + 1,
             "of": int(game.config.hands),
-            "size": int(state.hand_size[0]),
+            "size": int(hand.hand_size[0]),
             "dealer": dealer,
         },
-        "phase": str(mod.PHASE_NAMES[phase]),
-        "to_act": None if done else cur,
+        "phase": "hand over" if dealt is not None and not done else str(mod.PHASE_NAMES[phase]),
+        "to_act": None if waiting else cur,
         "info": facts["info"],
         "taken_label": facts["taken_label"],
         "seats": seats,
@@ -129,12 +135,13 @@ def plain(header: str) -> str:
     return header.strip("=- ")
 
 
-def trick_of(game: Game, res: Any, number: int, line: str) -> dict[str, Any]:
-    """The trick a step completed (it leaves the state at once), for the page's "last trick"."""
+def trick_of(game: Game, res: Any, hand: int, number: int, line: str) -> dict[str, Any]:
+    """The trick a step completed (it leaves the state at once), for the page's "last trick"; ``hand`` from 1."""
     P = game.players
     lead = int(res.trick_leader[0])
     order = [(lead + i) % P for i in range(P)]
     return {
+        "hand": hand,
         "number": number,
         "leader": lead,
         "winner": int(res.trick_winner[0]),
@@ -235,14 +242,14 @@ class GameSession:
         finished = self.recorder.record(snap.phase, snap.cur, actions, res, state)
         story = tell_step(game, self.text, snap, action, res, state, self._me)
         if bool(res.trick_done[0]):
-            self.last_trick = trick_of(game, res, int(snap.tricks_done[0]) + 1, story.events[-1])
+            hand, number = int(snap.hand_no[0]) + 1, int(snap.tricks_done[0]) + 1
+            self.last_trick = trick_of(game, res, hand, number, story.events[-1])
         if story.events:
             self._say("event", story.events)
         if story.summary:
             self._say("summary", story.summary)
             self.summaries.append({"hand": int(snap.hand_no[0]) + 1, "lines": story.summary})
-        if story.header:
-            self.last_trick = None
+        if story.header:  # (the last trick stays on show, named by its hand)
             self._say("header", [plain(story.header)])
         if finished:
             self.record = finished[0]

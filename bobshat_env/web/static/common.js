@@ -144,7 +144,12 @@ export function drawTable(root, view, deck, { title = "" } = {}) {
       el(
         "section",
         { class: "trick last", "aria-label": "Last trick" },
-        el("h3", {}, `Trick ${view.last_trick.number}: ${view.seats[view.last_trick.winner].label} took it`),
+        el(
+          "h3",
+          {},
+          view.last_trick.hand === view.hand.number ? "" : `Hand ${view.last_trick.hand}, `,
+          `Trick ${view.last_trick.number}: ${view.seats[view.last_trick.winner].label} took it`,
+        ),
         trickCards(view.last_trick, view, deck),
       ),
     );

@@ -56,6 +56,7 @@ function query() {
   q.set("players", playersBox.value);
   for (const o of current().options) {
     const input = document.getElementById(`opt-${o.name}`);
+    if (!input) continue; // (an "input" event comes before the new game's options are drawn)
     if (o.kind === "bool") {
       if (input.checked) q.set(o.name, "1");
     } else if (input.value !== "" && input.value !== String(o.default)) {
