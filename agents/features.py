@@ -45,6 +45,7 @@ from numba import njit
 from torch import nn
 
 from bobshat_env.core import game_module
+from bobshat_env.core.tricks import card_strength, count_unseen, trick_winner_so_far
 
 # feature spec: slice offsets and sizes the kernel reads, in this order
 _SPEC = ("hand", "played", "trick", "leader", "trump", "n_trump_suits", "players", "n_cards", "n_ranks", "n_suits")
@@ -172,68 +173,46 @@ def _features_row(out, i, spec, suit_of, rank_of, hat):
     for p in range(P):
         if out[i, ld + p] > 0.5:
             leader = p
-    # each seat's card in the trick (-1: none yet)
+    # each seat's card in the trick (-1: none yet) and the card winning it so far
     led = -1
     n_in = 0
-    seat_card = np.full(P, -1, dtype=np.int64)
+    seat_card = np.full((1, P), -1, dtype=np.int64)
     for p in range(P):
         for c in range(N):
             if out[i, tr + p * N + c] > 0.5:
-                seat_card[p] = c
+                seat_card[0, p] = c
                 n_in += 1
-    if leader >= 0 and seat_card[leader] >= 0:
-        led = suit_of[seat_card[leader]]
-    best = 0
-    for p in range(P):
-        c = seat_card[p]
-        if c >= 0:
-            st = _strength(c, trump, led, suit_of, rank_of, R)
-            if st > best:
-                best = st
+    if leader >= 0 and seat_card[0, leader] >= 0:
+        led = suit_of[seat_card[0, leader]]
+    best, best_seat = trick_winner_so_far(seat_card, 0, led, trump, suit_of, rank_of)
     hat_in = 0.0
     for p in range(P):
-        c = seat_card[p]
-        out[i, f + p] = 0.0
-        if c >= 0:
-            if best > 0 and _strength(c, trump, led, suit_of, rank_of, R) == best:
-                out[i, f + p] = 1.0
-            if hat[c]:
-                hat_in = 1.0
-    # my cards that would win now; unseen cards; unseen higher cards of each held card's suit
-    in_trick = np.zeros(N, dtype=np.bool_)
+        c = seat_card[0, p]
+        out[i, f + p] = 1.0 if p == best_seat and best > 0 else 0.0  # a card off the suit led never wins
+        if c >= 0 and hat[c]:
+            hat_in = 1.0
+    # my cards that would win now; unseen cards (not mine, played or in the trick); unseen higher cards
+    seen = np.zeros(N, dtype=np.bool_)
     for p in range(P):
-        if seat_card[p] >= 0:
-            in_trick[seat_card[p]] = True
-    above = np.zeros((S, R + 1), dtype=np.int64)  # above[s, r]: unseen cards of suit s ranked r or higher
+        if seat_card[0, p] >= 0:
+            seen[seat_card[0, p]] = True
     unseen_hat = 0
     for c in range(N):
         held = out[i, h + c] > 0.5
         beats = 0.0
-        if held and (n_in == 0 or _strength(c, trump, led, suit_of, rank_of, R) > best):
+        if held and (n_in == 0 or card_strength(c, led, trump, suit_of, rank_of) > best):
             beats = 1.0
         out[i, f + P + c] = beats
-        if not (held or in_trick[c] or out[i, pl + c] > 0.5):
-            above[suit_of[c], rank_of[c]] += 1
-            if hat[c]:
-                unseen_hat += 1
-    for s in range(S):
-        for r in range(R - 1, -1, -1):
-            above[s, r] += above[s, r + 1]
+        seen[c] |= held or out[i, pl + c] > 0.5
+        if hat[c] and not seen[c]:
+            unseen_hat += 1
+    above = np.empty((S, R + 1), dtype=np.int64)  # above[s, r]: unseen cards of suit s ranked r or higher
+    unseen_s, higher = np.empty(S, dtype=np.int64), np.empty(N, dtype=np.int64)
+    count_unseen(seen, suit_of, rank_of, above, unseen_s, higher)
     out[i, f + P + N] = hat_in
     for s in range(S):
-        out[i, f + P + N + 1 + s] = above[s, 0] / R
+        out[i, f + P + N + 1 + s] = unseen_s[s] / R
     out[i, f + P + N + 1 + S] = unseen_hat / 6.0
     o = f + P + N + 2 + S
     for c in range(N):
-        out[i, o + c] = above[suit_of[c], rank_of[c] + 1] / R if out[i, h + c] > 0.5 else 0.0
-
-
-@njit(cache=True, inline="always")
-def _strength(c, trump, led, suit_of, rank_of, R):
-    """How card ``c`` ranks in a trick with this trump and suit led: trumps, then the suit led, else 0."""
-    s = suit_of[c]
-    if s == trump:
-        return 2 * R + 1 + rank_of[c]
-    if s == led:
-        return R + 1 + rank_of[c]
-    return 0
+        out[i, o + c] = higher[c] / R if out[i, h + c] > 0.5 else 0.0

@@ -57,20 +57,19 @@ import numpy as np
 from numba import njit
 
 from bobshat_env.core import bobs_hat as bh
+from bobshat_env.core.bobs_hat import hand_size_of
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BH_N_CARDS, BOBS_HAT_DECK
 from bobshat_env.core.observe import bh_layout
-
-from .trick_facts import (
-    POW,
-    any_at,
-    argmax_at,
-    best_in_trick,
-    blas_onehot_sum,
-    legal_row,
-    pick_row,
-    pow_frac,
-    trick_void,
+from bobshat_env.core.tricks import (
+    card_strength,
+    count_unseen,
+    follow_suit_row,
+    mark_trick_voids,
+    trick_voids,
+    trick_winner_so_far,
 )
+
+from .trick_facts import POW, any_at, argmax_at, blas_onehot_sum, mark_seen, pick_row, pow_frac
 
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
@@ -134,13 +133,9 @@ def _facts_kernel(
         led_suit[g] = led
         for p in range(P):
             for s in range(3):
-                void[g, p, s] = False
-            if led >= 0 and trick[g, p] >= 0 and suit[trick[g, p]] != led:
-                void[g, p, led] = True
-            if has_pub:
-                absolute = (seat[g] + p) % P
-                for s in range(3):
-                    void[g, p, s] |= pub_void[g, absolute, s]
+                void[g, p, s] = has_pub and pub_void[g, (seat[g] + p) % P, s]
+        mark_trick_voids(trick, g, led, suit, void)
+        for p in range(P):
             b = o_bids + 6 * p
             if obs[g, b + 5] > half:
                 code = obs[g, b] + 2 * obs[g, b + 1] + 4 * obs[g, b + 2] + 8 * (obs[g, b + 3] + obs[g, b + 4])
@@ -158,7 +153,7 @@ def _facts_kernel(
         else:
             hat_value[g] = 0
         dealer[g] = argmax_at(obs, g, o_dealer, P)
-        hand_size[g] = argmax_at(obs, g, o_hand_number, n_hand_numbers) + 5
+        hand_size[g] = hand_size_of(argmax_at(obs, g, o_hand_number, n_hand_numbers))
 
 
 _OFFSET_NAMES = (
@@ -218,23 +213,12 @@ def facts_from_state(cfg: Any, state: bh.State, seat: np.ndarray | None = None) 
         hat_holder=np.where(holder >= 0, (holder - me) % P, -1),
         dealer=(state.dealer.astype(np.int64) - me) % P,
         hand_size=state.hand_size.astype(np.int64),
-        void=trick_void(trick, led, BOBS_HAT_DECK),
+        void=trick_voids(trick, led, BOBS_HAT_DECK),
     )
 
 
 # --------------------------------------------------------------------------
 # Shared helpers
-def _strength_table() -> np.ndarray:
-    """(5, 4, 60) strength of each card for (suit led + 1, trump): trumps, then the suit led, by rank."""
-    led = np.arange(-1, 4)[:, None, None]
-    trump = np.arange(4)[None, :, None]
-    card = np.arange(60)[None, None, :]
-    return (RANK[card] + 20 * (SUIT[card] == led) + 40 * (SUIT[card] == trump)).astype(np.int64)
-
-
-STRENGTH = _strength_table()
-
-
 def wants(f: Facts) -> tuple[np.ndarray, np.ndarray]:
     """(B, P, 3) bool most bids and (B, P) int fewest multiplicity, relative seats (unbid = nothing)."""
     code = np.maximum(f.bids, 0)
@@ -295,21 +279,21 @@ def simple_bid_code(f: Facts) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _simple_play_kernel(
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void,
-    suit, rank, strength, out,
+    suit, rank, out,
 ):  # fmt: skip
     """Card of the simple strategy for each row (see :func:`simple_play`)."""
     B, P = trick.shape
-    legal = np.empty(60, dtype=np.bool_)
+    hands, legal = hand.reshape((B, 1, 60)), np.empty((B, 60), dtype=np.bool_)
     score = np.empty(60)
     my_most = np.empty(3, dtype=np.bool_)
     for g in range(B):
         led, tr = led_suit[g], trump[g]
-        legal_row(hand, g, led, suit, legal)
+        follow_suit_row(hands, g, 0, led, suit, legal)
         code = max(bids[g, 0], 0)
         for s in range(3):
             my_most[s] = bids[g, 0] >= 0 and (code >> s) & 1 == 1
         few = code >= 8 and not (my_most[0] or my_most[1] or my_most[2])
-        best, _ = best_in_trick(trick, g, led, tr, strength)
+        best, _ = trick_winner_so_far(trick, g, led, tr, suit, rank)
         interesting = False  # the trick holds cards of a suit I bid (the suit led counts: followers bring it)
         for p in range(P):
             if trick[g, p] >= 0 and my_most[suit[trick[g, p]]]:
@@ -318,7 +302,7 @@ def _simple_play_kernel(
         for c in range(60):
             r = np.float64(rank[c])
             wanted = my_most[suit[c]]
-            beats = strength[led + 1, tr, c] > best
+            beats = card_strength(c, led, tr, suit, rank) > best
             if leading:  # lead: my suit high, else low
                 v = -r if few else (100 + r if wanted else -r)
             elif few:  # fewest: the highest card that loses, else the highest
@@ -328,13 +312,13 @@ def _simple_play_kernel(
             else:
                 v = -r + (0.0 if wanted else 0.5)
             score[c] = v
-        out[g] = pick_row(score, legal)
+        out[g] = pick_row(score, legal, g)
 
 
 def simple_play(f: Facts) -> np.ndarray:
     """Card ids: win wanted tricks with the highest card, else the lowest; fewest ducks."""
     out = np.empty(f.trick.shape[0], dtype=np.int64)
-    _simple_play_kernel(*_play_args(f), SUIT, RANK, STRENGTH, out)
+    _simple_play_kernel(*_play_args(f), SUIT, RANK, out)
     return out
 
 
@@ -383,12 +367,13 @@ def take_facts(f: Facts, rows: np.ndarray) -> Facts:
 # strong: card counting and estimates
 @njit(cache=True, nogil=True)
 def _estimate(
-    g, hand, played, trick, trump, hand_size, void, suit, pow_table,
-    in_trick, unseen, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
+    g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+    seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
 ):  # fmt: skip
     """Card counting for row ``g``; fills the arrays after ``pow_table`` and returns the unseen count (>= 1).
 
-    unseen (60,): cards not in my hand, played or in the trick; higher (60,):
+    seen (60,): cards in my hand, played or in the trick (the rest are
+    unseen); above (3, 21): scratch for :func:`count_unseen`; higher (60,):
     unseen cards of the same suit ranked higher; held (P,): cards each seat
     still holds; frac (3,): share of each suit among the unseen; unseen_s
     (3,): unseen cards per suit; opp_s (3,): cards held by opponents not void
@@ -399,27 +384,12 @@ def _estimate(
     leads (or follows in suit).
     """
     P = trick.shape[1]
+    mark_seen(hand, played, trick, g, seen)
+    n_unseen = count_unseen(seen, suit, rank, above, unseen_s, higher)
+    n_hand = n_played = 0
     for c in range(60):
-        in_trick[c] = False
-    for p in range(P):
-        if trick[g, p] >= 0:
-            in_trick[trick[g, p]] = True
-    n_unseen = n_hand = n_played = 0
-    for s in range(3):
-        unseen_s[s] = 0.0
-    for c in range(60):
-        u = not hand[g, c] and not played[g, c] and not in_trick[c]
-        unseen[c] = u
-        if u:
-            n_unseen += 1
-            unseen_s[suit[c]] += 1.0
         n_hand += hand[g, c]
         n_played += played[g, c]
-    for s in range(3):  # cards are suit * 20 + rank
-        above = 0
-        for r in range(19, -1, -1):
-            higher[s * 20 + r] = above
-            above += unseen[s * 20 + r]
     tricks_done = n_played // P
     for p in range(P):
         held[p] = hand_size[g] - tricks_done - (trick[g, p] >= 0)
@@ -458,12 +428,12 @@ def _estimate(
 @njit(cache=True, nogil=True)
 def _bid_inputs_kernel(
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void,
-    suit, pow_table, cards, tricks, total_s,
+    suit, rank, pow_table, cards, tricks, total_s,
 ):  # fmt: skip
     """Per row: expected cards of each suit (B, 3) and tricks (B,) I take over the rest of the hand, and the
     expected number of cards of each suit in play (B, 3); see :func:`strong_bid_values`."""
     B, P = trick.shape
-    in_trick, unseen = np.empty(60, dtype=np.bool_), np.empty(60, dtype=np.bool_)
+    seen, above = np.empty(60, dtype=np.bool_), np.empty((3, 21), dtype=np.int64)
     higher, p_win_lead = np.empty(60), np.empty(60)
     held, p_trump = np.empty(P), np.empty(P)
     frac, unseen_s, opp_s, p_ruff = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
@@ -471,8 +441,8 @@ def _bid_inputs_kernel(
     tricks_s, my_cnt, played_s, short = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for g in range(B):
         _estimate(
-            g, hand, played, trick, trump, hand_size, void, suit, pow_table,
-            in_trick, unseen, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
+            g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+            seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
         )  # fmt: skip
         for s in range(3):
             my_cnt[s] = played_s[s] = 0.0
@@ -523,7 +493,7 @@ def strong_bid_values(f: Facts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P = f.players
     B = f.trick.shape[0]
     cards, tricks, total_s = np.empty((B, 3)), np.empty(B), np.empty((B, 3))
-    _bid_inputs_kernel(*_play_args(f), SUIT, POW, cards, tricks, total_s)
+    _bid_inputs_kernel(*_play_args(f), SUIT, RANK, POW, cards, tricks, total_s)
     n = f.hand_size.astype(np.float64)
     others = np.clip(total_s - cards, 0, None)
     rival = others / (P - 1) * SHARE_SPREAD
@@ -566,11 +536,11 @@ def strong_hat(f: Facts) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _strong_play_kernel(
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void,
-    suit, rank, hat_card, strength, pow_table, keep_scale, lead_sure, follow_sure, take_min, out,
+    suit, rank, hat_card, pow_table, keep_scale, lead_sure, follow_sure, take_min, out,
 ):  # fmt: skip
     """Card of the strong strategy for each row (see :func:`strong_play`)."""
     B, P = trick.shape
-    in_trick, unseen = np.empty(60, dtype=np.bool_), np.empty(60, dtype=np.bool_)
+    seen, above = np.empty(60, dtype=np.bool_), np.empty((3, 21), dtype=np.int64)
     higher, p_win_lead = np.empty(60), np.empty(60)
     held, p_trump = np.empty(P), np.empty(P)
     frac, unseen_s, opp_s, p_ruff = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
@@ -583,21 +553,21 @@ def _strong_play_kernel(
     nonvoid_after, content, share = np.empty(3), np.empty(3), np.empty(3)
     opp_most = np.empty(3, dtype=np.bool_)
     U = np.empty((60, P))
-    legal, beats = np.empty(60, dtype=np.bool_), np.empty(60, dtype=np.bool_)
+    hands, legal, beats = hand.reshape((B, 1, 60)), np.empty((B, 60), dtype=np.bool_), np.empty(60, dtype=np.bool_)
     p_win, keep, lead = np.empty(60), np.empty(60), np.empty(60)
     take, take_score, shed = np.empty(60), np.empty(60), np.empty(60)
     winners = np.empty(60, dtype=np.bool_)
     cards = np.empty(60, dtype=np.int64)  # the legal cards: only their values are ever read
     for g in range(B):
         n_unseen = _estimate(
-            g, hand, played, trick, trump, hand_size, void, suit, pow_table,
-            in_trick, unseen, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
+            g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+            seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
         )  # fmt: skip
         led, tr = led_suit[g], trump[g]
-        legal_row(hand, g, led, suit, legal)
+        follow_suit_row(hands, g, 0, led, suit, legal)
         n_legal = 0
         for c in range(60):
-            if legal[c]:
+            if legal[g, c]:
                 cards[n_legal] = c
                 n_legal += 1
         for p in range(P):
@@ -628,7 +598,7 @@ def _strong_play_kernel(
         hat_unseen = hat_hand = 0
         for c in range(60):
             if hat_card[c]:
-                hat_unseen += unseen[c]
+                hat_unseen += not seen[c]
                 hat_hand += hand[g, c]
         stick = 0.5 if hat_unseen + hat_hand > 0 else 1.0
         hv = np.float64(hat_value[g])
@@ -680,7 +650,7 @@ def _strong_play_kernel(
 
         # my chance to take the trick with each card: seats after me beat it with a higher card of its suit
         # (if they follow) or a trump (if void); a trick already trumped only by a higher trump
-        best, best_seat = best_in_trick(trick, g, led, tr, strength)
+        best, best_seat = trick_winner_so_far(trick, g, led, tr, suit, rank)
         held_after = 0.0
         for p in range(P):
             held_after += held[p] * after[p]
@@ -695,8 +665,7 @@ def _strong_play_kernel(
                 trumped = True
         for i in range(n_legal):
             c = cards[i]
-            st = strength[led + 1, tr, c] if n_in_trick[g] > 0 else strength[suit[c] + 1, tr, c]
-            beats[c] = st > best
+            beats[c] = card_strength(c, led if n_in_trick[g] > 0 else suit[c], tr, suit, rank) > best
             lc = led if led >= 0 else suit[c]
             p_no_higher = pow_frac(pow_table, nonvoid_after[suit[c]], n_unseen, higher[c])
             prod = 1.0
@@ -771,7 +740,7 @@ def _strong_play_kernel(
             c = cards[i]
             follow = max(take_score[c], shed[c]) if want_take else shed[c]
             take_score[c] = lead[c] if n_in_trick[g] == 0 else follow  # reused as the score
-        out[g] = pick_row(take_score, legal)
+        out[g] = pick_row(take_score, legal, g)
 
 
 def strong_play(f: Facts) -> np.ndarray:
@@ -786,7 +755,7 @@ def strong_play(f: Facts) -> np.ndarray:
     """
     out = np.empty(f.trick.shape[0], dtype=np.int64)
     consts = (float(KEEP_SCALE), float(LEAD_SURE), float(FOLLOW_SURE), float(TAKE_MIN))
-    _strong_play_kernel(*_play_args(f), SUIT, RANK, HAT_CARD, STRENGTH, POW, *consts, out)
+    _strong_play_kernel(*_play_args(f), SUIT, RANK, HAT_CARD, POW, *consts, out)
     return out
 
 

@@ -43,34 +43,21 @@ from numba import njit
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_HELL_DECK
 from bobshat_env.core.observe import oh_layout
-
-from .trick_facts import (
-    POW,
-    any_at,
-    argmax_at,
-    best_in_trick,
-    legal_row,
-    pairwise_sum,
-    pick_row,
-    pow_frac,
-    trick_void,
+from bobshat_env.core.tricks import (
+    card_strength,
+    count_unseen,
+    follow_suit_row,
+    mark_trick_voids,
+    trick_voids,
+    trick_winner_so_far,
 )
+
+from .trick_facts import POW, any_at, argmax_at, mark_seen, pairwise_sum, pick_row, pow_frac
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
 RANK = OH_HELL_DECK.rank_of.astype(np.int64)
 SUIT_ONEHOT = (SUIT[:, None] == np.arange(4)[None, :]).astype(np.float64)
-
-
-def _strength_table() -> np.ndarray:
-    """(5, 5, 52) strength per (suit led + 1, trump + 1): trumps, then the suit led, by rank."""
-    led = np.arange(-1, 4)[:, None, None]
-    trump = np.arange(-1, 4)[None, :, None]
-    card = np.arange(N)[None, None, :]
-    return (RANK[card] + 13 * (SUIT[card] == led) + 26 * (SUIT[card] == trump)).astype(np.int64)
-
-
-STRENGTH = _strength_table()
 
 
 @dataclass
@@ -124,13 +111,9 @@ def _facts_kernel(
         led_suit[g] = led
         for p in range(P):
             for s in range(4):
-                void[g, p, s] = False
-            if led >= 0 and trick[g, p] >= 0 and suit[trick[g, p]] != led:
-                void[g, p, led] = True
-            if has_pub:
-                absolute = (seat[g] + p) % P
-                for s in range(4):
-                    void[g, p, s] |= pub_void[g, absolute, s]
+                void[g, p, s] = has_pub and pub_void[g, (seat[g] + p) % P, s]
+        mark_trick_voids(trick, g, led, suit, void)
+        for p in range(P):
             bids[g, p] = argmax_at(obs, g, o_bids + n_bid_slots * p, n_bid_slots) - 1
             taken[g, p] = np.int64(np.rint(obs[g, o_taken + p] * np.float32(10)))
         trump_card[g] = argmax_at(obs, g, o_trump_card, N)
@@ -192,7 +175,7 @@ def facts_from_state(cfg: Any, state: oh.State, seat: np.ndarray | None = None) 
         taken=state.taken[b[:, None], absolute].astype(np.int64),
         dealer=(state.dealer.astype(np.int64) - me) % P,
         hand_size=state.hand_size.astype(np.int64),
-        void=trick_void(trick, led, OH_HELL_DECK),
+        void=trick_voids(trick, led, OH_HELL_DECK),
     )
 
 
@@ -248,33 +231,33 @@ def simple_bid(f: Facts) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _simple_play_kernel(
-    hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, suit, rank, strength, out
+    hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, suit, rank, out
 ):  # fmt: skip
     """Card of the simple strategy for each row (see :func:`simple_play`)."""
     B = trick.shape[0]
-    legal = np.empty(N, dtype=np.bool_)
+    hands, legal = hand.reshape((B, 1, N)), np.empty((B, N), dtype=np.bool_)
     score = np.empty(N)
     for g in range(B):
         led, tr = led_suit[g], trump[g]
-        legal_row(hand, g, led, suit, legal)
-        best, _ = best_in_trick(trick, g, led, tr + 1, strength)
+        follow_suit_row(hands, g, 0, led, suit, legal)
+        best, _ = trick_winner_so_far(trick, g, led, tr, suit, rank)
         want = bids[g, 0] - taken[g, 0] > 0  # still needs tricks
         for c in range(N):
             r = np.float64(rank[c])
-            beats = strength[led + 1, tr + 1, c] > best
+            beats = card_strength(c, led, tr, suit, rank) > best
             if n_in_trick[g] == 0:
                 score[c] = r if want else -r
             elif want:
                 score[c] = 100 + r if beats else -r
             else:
                 score[c] = -100 - r if beats else r
-        out[g] = pick_row(score, legal)
+        out[g] = pick_row(score, legal, g)
 
 
 def simple_play(f: Facts) -> np.ndarray:
     """Short of the bid: win with the highest card that beats the trick, else the lowest; on it: duck."""
     out = np.empty(f.trick.shape[0], dtype=np.int64)
-    _simple_play_kernel(*_kernel_args(f), SUIT, RANK, STRENGTH, out)
+    _simple_play_kernel(*_kernel_args(f), SUIT, RANK, out)
     return out
 
 
@@ -297,41 +280,29 @@ class SimpleAgent:
 # strong
 @njit(cache=True, nogil=True)
 def _win_chances(
-    g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
-    in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+    g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+    seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
 ):  # fmt: skip
     """Card counting for row ``g``; fills the arrays after ``pow_table``, returns the unseen count (>= 1).
 
-    unseen (52,): cards not in my hand, played, in the trick or turned up;
-    higher (52,): unseen cards of the same suit ranked higher; held (P,):
-    cards each seat still holds; unseen_s (4,): unseen cards per suit; opp_s
+    seen (52,): cards in my hand, played, in the trick or turned up (the rest
+    are unseen); above (4, 14): scratch for :func:`count_unseen`; higher
+    (52,): unseen cards of the same suit ranked higher; held (P,): cards each
+    seat still holds; unseen_s (4,): unseen cards per suit; opp_s
     (4,): cards held by opponents not void in the suit; p_ruff (4,): chance an
     opponent void in the suit ruffs it; p_void (P, 4): chance a seat holds no
     card of a suit; p_trump (P,): chance a seat holds a trump; p_win (52,):
     chance each card in hand takes a trick it leads.
     """
     P = trick.shape[1]
+    mark_seen(hand, played, trick, g, seen)
+    if trump_card[g] >= 0:
+        seen[trump_card[g]] = True
+    n_unseen = count_unseen(seen, suit, rank, above, unseen_s, higher)
+    n_hand = n_played = 0
     for c in range(N):
-        in_trick[c] = False
-    for p in range(P):
-        if trick[g, p] >= 0:
-            in_trick[trick[g, p]] = True
-    n_unseen = n_hand = n_played = 0
-    for s in range(4):
-        unseen_s[s] = 0.0
-    for c in range(N):
-        u = not hand[g, c] and not played[g, c] and not in_trick[c] and c != trump_card[g]
-        unseen[c] = u
-        if u:
-            n_unseen += 1
-            unseen_s[suit[c]] += 1.0
         n_hand += hand[g, c]
         n_played += played[g, c]
-    for s in range(4):  # cards are rank * 4 + suit
-        above = 0
-        for r in range(12, -1, -1):
-            higher[r * 4 + s] = above
-            above += unseen[r * 4 + s]
     tricks_done = n_played // P
     for p in range(P):
         held[p] = hand_size[g] - tricks_done - (trick[g, p] >= 0)
@@ -386,19 +357,19 @@ def _expected_tricks(g, hand, trump, suit, p_win, players, cnt, buf):
 @njit(cache=True, nogil=True)
 def _strong_bid_kernel(
     hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit,
-    pow_table, bias, out,
+    rank, pow_table, bias, out,
 ):  # fmt: skip
     """The strong bid estimate of each row (see :func:`strong_bid`)."""
     B, P = trick.shape
-    in_trick, unseen = np.empty(N, dtype=np.bool_), np.empty(N, dtype=np.bool_)
+    seen, above = np.empty(N, dtype=np.bool_), np.empty((4, 14), dtype=np.int64)
     higher, p_win, buf = np.empty(N), np.empty(N), np.empty(N)
     held, p_trump = np.empty(P), np.empty(P)
     unseen_s, opp_s, p_ruff, cnt = np.empty(4), np.empty(4), np.empty(4), np.empty(4)
     p_void = np.empty((P, 4))
     for g in range(B):
         _win_chances(
-            g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
-            in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+            seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
         )  # fmt: skip
         out[g] = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf) + bias
 
@@ -409,7 +380,7 @@ BID_BIAS = -0.1  # the estimate is shaded down a little: an extra trick costs th
 def strong_bid(f: Facts) -> np.ndarray:
     """(B,) real-valued bid estimates: the tricks the hand should take, shaded by ``BID_BIAS``."""
     out = np.empty(f.trick.shape[0])
-    _strong_bid_kernel(*_kernel_args(f), np.ascontiguousarray(f.hand_size, dtype=np.int64), SUIT, POW,
+    _strong_bid_kernel(*_kernel_args(f), np.ascontiguousarray(f.hand_size, dtype=np.int64), SUIT, RANK, POW,
                        float(BID_BIAS), out)  # fmt: skip
     return out
 
@@ -417,28 +388,28 @@ def strong_bid(f: Facts) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _strong_play_kernel(
     hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit, rank,
-    strength, pow_table, out,
+    pow_table, out,
 ):  # fmt: skip
     """Card of the strong strategy for each row (see :func:`strong_play`)."""
     B, P = trick.shape
-    in_trick, unseen = np.empty(N, dtype=np.bool_), np.empty(N, dtype=np.bool_)
+    seen, above = np.empty(N, dtype=np.bool_), np.empty((4, 14), dtype=np.int64)
     higher, p_win, buf, score = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
     held, p_trump = np.empty(P), np.empty(P)
     unseen_s, opp_s, p_ruff, cnt, held_after = np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.empty(4)
     p_void = np.empty((P, 4))
-    legal = np.empty(N, dtype=np.bool_)
+    hands, legal = hand.reshape((B, 1, N)), np.empty((B, N), dtype=np.bool_)
     after = np.empty(P, dtype=np.bool_)
     for g in range(B):
         n_unseen = _win_chances(
-            g, hand, played, trump_card, trick, trump, void, hand_size, suit, pow_table,
-            in_trick, unseen, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+            seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
         )  # fmt: skip
         led, t = led_suit[g], trump[g]
-        legal_row(hand, g, led, suit, legal)
+        follow_suit_row(hands, g, 0, led, suit, legal)
         need = bids[g, 0] - taken[g, 0]
         expect = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf)
         lead = n_in_trick[g] == 0
-        best, _ = best_in_trick(trick, g, led, t + 1, strength)
+        best, _ = trick_winner_so_far(trick, g, led, t, suit, rank)
         # chance a card holds against the seats still to play
         pos = (0 - leader[g]) % P
         for p in range(P):
@@ -454,11 +425,10 @@ def _strong_play_kernel(
                 trumped = True
         spare = expect - need  # expected tricks beyond the need
         for c in range(N):
-            if not legal[c]:  # only legal cards' scores are read
+            if not legal[g, c]:  # only legal cards' scores are read
                 continue
             r = np.float64(rank[c])
-            st = strength[suit[c] + 1, t + 1, c] if lead else strength[led + 1, t + 1, c]
-            beats = st > best
+            beats = card_strength(c, suit[c] if lead else led, t, suit, rank) > best
             p_no_higher = pow_frac(pow_table, held_after[suit[c]], n_unseen, higher[c])
             lc = suit[c] if lead else led
             prod = 1.0
@@ -480,14 +450,14 @@ def _strong_play_kernel(
             else:  # over the bid: every trick is a point
                 v = 100 * p_take - r if beats else -r
             score[c] = v
-        out[g] = pick_row(score, legal)
+        out[g] = pick_row(score, legal, g)
 
 
 def strong_play(f: Facts) -> np.ndarray:
     """Card play of the strong strategy (see the module docstring)."""
     out = np.empty(f.trick.shape[0], dtype=np.int64)
     hand_size = np.ascontiguousarray(f.hand_size, dtype=np.int64)
-    _strong_play_kernel(*_kernel_args(f), hand_size, SUIT, RANK, STRENGTH, POW, out)
+    _strong_play_kernel(*_kernel_args(f), hand_size, SUIT, RANK, POW, out)
     return out
 
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from bobshat_env.core.resample import bh_public_state, relative_voids, sample_hands, trick_voids
+from bobshat_env.core.resample import bh_public_state, relative_voids, sample_hands
+from bobshat_env.core.tricks import trick_voids
 from bobshat_env.games import GAMES, load
 
 from .base import sample_masked
@@ -115,7 +116,7 @@ class PIMCAgent:
                 out[rows] = self.spec.strong_from_obs(self.cfg, obs[rows], mask[rows], seat[rows], _rows(public, rows))
         rows = np.nonzero(todo)[0]
         if rows.size:
-            void = trick_voids(state, self.spec.deck)
+            void = trick_voids(state.trick, state.led_suit, self.spec.deck)
             if public is not None and "void" in public:
                 void |= np.asarray(public["void"], dtype=bool)
             per_row = self.worlds * int(n_legal[rows].max())
@@ -135,7 +136,7 @@ class PIMCAgent:
         mask = np.asarray(mask, dtype=bool)
         seat = np.asarray(seat, dtype=np.int64)
         state, counts, unseen = self.spec.public_state(self.cfg, obs, seat)
-        void = trick_voids(state, self.spec.deck)
+        void = trick_voids(state.trick, state.led_suit, self.spec.deck)
         if public is not None and "void" in public:
             void |= np.asarray(public["void"], dtype=bool)
         return self._search(state, counts, unseen, void, seat, mask, values=True)

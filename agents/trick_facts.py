@@ -1,8 +1,5 @@
-"""What both games' heuristics share: the current trick read off an observation, and compiled helpers.
-
-The observation carries the current trick as one-hot cards per relative seat;
-from it a bot needs the cards by seat, the leader, the suit led and the voids
-the trick reveals (a seat that did not follow the led suit holds none of it).
+"""Compiled helpers both games' heuristics share (the rules they apply come from the core: card
+strength and the trick's winner, follow-suit, voids and card counting in :mod:`bobshat_env.core.tricks`).
 
 The ``strong`` bots' card play runs as compiled per-row loops (numba) that
 must choose exactly the actions the batched NumPy formulas they replaced
@@ -17,9 +14,9 @@ plain compiled loop would differ in the last bit:
 - :func:`blas_onehot_sum`, the order in which OpenBLAS's matrix product (what
   ``w @ SUIT_ONEHOT`` called, for 8 or more rows) adds the cards of a suit.
 
-The small row helpers (:func:`argmax_at`, :func:`legal_row`,
-:func:`best_in_trick`, :func:`pick_row`) index ``arr[g, i]`` rather than
-taking row views, which would cost an allocation each.
+The small row helpers (:func:`argmax_at`, :func:`mark_seen`,
+:func:`pick_row`) index ``arr[g, i]`` rather than taking row views, which
+would cost an allocation each.
 
 Caching: the bots' kernels are compiled with ``cache=True`` and numba checks
 only the cached function's own file, not the helpers it calls here; so
@@ -32,35 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from bobshat_env.core.cards import Deck
-
-
-def trick_void(trick: np.ndarray, led: np.ndarray, deck: Deck) -> np.ndarray:
-    """(B, P, S) bool: seats shown void in the led suit by the trick (B, P) of card ids."""
-    B, P = trick.shape
-    suit = deck.suit_of.astype(np.int64)
-    void = np.zeros((B, P, deck.n_suits), dtype=bool)
-    off = (trick >= 0) & (led[:, None] >= 0) & (suit[np.maximum(trick, 0)] != led[:, None])
-    g, p = np.nonzero(off)
-    void[g, p, led[g]] = True
-    return void
-
-
-def trick_facts(o: dict[str, np.ndarray], deck: Deck) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(trick, leader, led, void)`` from an observation's ``trick`` and ``leader`` slices.
-
-    trick: (B, P) card ids by relative seat, -1 where none; leader: (B,)
-    relative seat; led: (B,) suit led, -1 before the lead; void: see
-    :func:`trick_void`.
-    """
-    tr = o["trick"]
-    trick = np.where(tr.any(axis=2), np.argmax(tr, axis=2), -1).astype(np.int64)
-    leader = np.argmax(o["leader"], axis=1)
-    lead_card = trick[np.arange(trick.shape[0]), leader]
-    led = np.where(lead_card >= 0, deck.suit_of.astype(np.int64)[np.maximum(lead_card, 0)], -1)
-    return trick, leader, led, trick_void(trick, led, deck)
-
 
 # --------------------------------------------------------------------------
 # Compiled helpers
@@ -174,40 +142,21 @@ def any_at(obs: np.ndarray, g: int, start: int, n: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def legal_row(hand: np.ndarray, g: int, led: int, suit: np.ndarray, legal: np.ndarray) -> None:
-    """legal[c]: row ``g`` may play card ``c`` of its ``hand`` (B, N) (follow the suit led if able)."""
-    follow = False
-    if led >= 0:
-        for c in range(hand.shape[1]):
-            if hand[g, c] and suit[c] == led:
-                follow = True
-                break
-    for c in range(hand.shape[1]):
-        legal[c] = hand[g, c] and (not follow or suit[c] == led)
-
-
-@njit(cache=True, nogil=True)
-def best_in_trick(trick: np.ndarray, g: int, led: int, trump_index: int, strength: np.ndarray) -> tuple[int, int]:
-    """(strength of the card winning row ``g``'s trick so far or -1, its relative seat or -1).
-
-    ``strength[led + 1, trump_index, card]`` is a card's strength (the games
-    index their tables by trump differently).
-    """
-    best, seat = -1, -1
+def mark_seen(hand: np.ndarray, played: np.ndarray, trick: np.ndarray, g: int, seen: np.ndarray) -> None:
+    """seen[c]: row ``g`` has seen card ``c``: in its ``hand`` (B, N), ``played`` (B, N) or the ``trick`` (B, P)."""
+    for c in range(seen.shape[0]):
+        seen[c] = hand[g, c] or played[g, c]
     for p in range(trick.shape[1]):
         if trick[g, p] >= 0:
-            st = strength[led + 1, trump_index, trick[g, p]]
-            if st > best:
-                best, seat = st, p
-    return best, seat
+            seen[trick[g, p]] = True
 
 
 @njit(cache=True, nogil=True)
-def pick_row(score: np.ndarray, legal: np.ndarray) -> int:
-    """``np.argmax(np.where(legal, score, -1e9))``: the legal card with the highest score, the first of equals."""
+def pick_row(score: np.ndarray, legal: np.ndarray, g: int) -> int:
+    """``np.argmax(np.where(legal[g], score, -1e9))``: the legal card with the highest score, the first of equals."""
     best, best_v = 0, -np.inf
     for c in range(score.shape[0]):
-        v = score[c] if legal[c] else -1e9
+        v = score[c] if legal[g, c] else -1e9
         if v > best_v:
             best, best_v = c, v
     return best

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .core.cards import BH_HAND_SIZE_BASE, BH_N_CARDS, bh_hand_size
+
 BH_DEFAULT_HANDS = {3: 12, 4: 10, 5: 8}
 OH_START_SIZE = {3: 10, 4: 10, 5: 10, 6: 8, 7: 7}
 OH_DEAL_STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
@@ -75,7 +77,7 @@ class BobsHatConfig:
         if self.hands is None:
             object.__setattr__(self, "hands", BH_DEFAULT_HANDS[self.players])
         _check_int(self, "hands")
-        max_hands = 60 // self.players - 4
+        max_hands = BH_N_CARDS // self.players - BH_HAND_SIZE_BASE  # players * (4 + hands) <= 60
         if not 1 <= self.hands <= max_hands:
             raise ConfigError(
                 f"hands={self.hands} does not fit the 60-card deck with {self.players} players: "
@@ -90,7 +92,8 @@ class BobsHatConfig:
 
     @property
     def max_hand_size(self) -> int:
-        return 4 + self.hands
+        """Cards dealt to each player in the last (largest) hand."""
+        return bh_hand_size(self.hands - 1)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

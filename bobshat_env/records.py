@@ -59,6 +59,7 @@ from .core.cards import (
     OH_HELL_DECK,
     OH_SUITS,
     bh_card_str,
+    bh_hand_size,
     bh_parse_card,
     oh_card_str,
     oh_parse_card,
@@ -373,7 +374,7 @@ class _BobsHatRules(_GameRules):
         return BH_SUITS[suit]
 
     def hand_size(self, cfg: BobsHatConfig, hand_no: int) -> int:
-        return 5 + hand_no
+        return bh_hand_size(hand_no)
 
     def max_tricks(self, cfg: BobsHatConfig) -> int:
         return cfg.max_hand_size

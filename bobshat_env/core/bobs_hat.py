@@ -41,7 +41,7 @@ from numba import njit, prange
 
 from ..config import BobsHatConfig
 from . import rng
-from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str, bh_parse_card
+from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str, bh_hand_size, bh_parse_card
 from .compiled import batch_kernel, step_chunks
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
@@ -78,6 +78,7 @@ RENEGE_PENALTY = -15
 
 _SUIT_OF = BOBS_HAT_DECK.suit_of
 _RANK_OF = BOBS_HAT_DECK.rank_of
+hand_size_of = njit(cache=True, inline="always")(bh_hand_size)  # the rule, for compiled kernels
 _CHANCE_TRUMP, _CHANCE_DEAL = 1, 2
 
 
@@ -127,7 +128,7 @@ class State(TrickState):
     @property
     def hand_size(self) -> np.ndarray:
         """(B,) cards dealt to each player this hand."""
-        return self.hand_no.astype(np.int64) + 5
+        return bh_hand_size(self.hand_no.astype(np.int64))
 
 
 StateArrays = arrays_type(State, "StateArrays")
@@ -140,12 +141,14 @@ def random_deal(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Trump (each of the four trump cards 1/4) and a uniformly random deal.
 
-    Returns trump (n,) int8 and hands (n, P, 60) bool with ``5 + hand_no``
-    cards per player. A pure function of (key, hand_no, attempt).
+    Returns trump (n,) int8 and hands (n, P, 60) bool with
+    ``bh_hand_size(hand_no)`` cards per player. A pure function of (key, hand_no, attempt).
     """
     base = rng.combine(keys, hand_no, attempt)
     trump = rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), 4).astype(np.int8)
-    hands, _ = deal_shuffled(rng.combine(base, _CHANCE_DEAL), hand_no.astype(np.int64) + 5, cfg.players, N_CARDS)
+    hands, _ = deal_shuffled(
+        rng.combine(base, _CHANCE_DEAL), bh_hand_size(hand_no.astype(np.int64)), cfg.players, N_CARDS
+    )
     return trump, hands
 
 
@@ -178,8 +181,8 @@ def init(cfg: BobsHatConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
 def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
     """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
 
-    trump: (n,) 0-2 or 3 (none). hands: (n, P, 60) bool, ``5 + hand_no``
-    cards per player, no card twice. Raises ValueError naming the fault.
+    trump: (n,) 0-2 or 3 (none). hands: (n, P, 60) bool,
+    ``bh_hand_size(hand_no)`` cards per player, no card twice. Raises ValueError naming the fault.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     trump = np.asarray(trump, dtype=np.int8).reshape(-1)
@@ -403,7 +406,7 @@ def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
                 s.taken[g, winner, _SUIT_OF[card]] += 1
                 if BH_IS_HAT_CARD[card]:  # a 14 or 15 in the trick: its taker takes the hat
                     s.hat_holder[g] = winner
-            size = s.hand_no[g] + 5
+            size = hand_size_of(s.hand_no[g])
             if s.tricks_done[g] < size:
                 continue
             points = np.empty(P, dtype=np.int64)

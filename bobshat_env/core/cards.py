@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +62,15 @@ BOBS_HAT_DECK = Deck(
 )
 # True for the 14 and 15 of every suit: taking one of them takes Bob's Hat.
 BH_IS_HAT_CARD = np.isin(_bh_ids % BH_RANKS + 1, (14, 15))
+BH_HAND_SIZE_BASE = 4  # hand k (k = 1, 2, ...) deals 4 + k cards to each player
+
+
+def bh_hand_size(hand_no: Any) -> Any:
+    """Cards dealt to each player in Bob's Hat hand ``hand_no`` (0-based, an int or an integer array):
+    hand k = ``hand_no + 1`` deals ``4 + k``. The one statement of the rule: the config, the step
+    kernel (through :data:`bobshat_env.core.bobs_hat.hand_size_of`, this function compiled), the
+    records and the bots all ask it."""
+    return hand_no + (BH_HAND_SIZE_BASE + 1)
 
 
 def bh_card(suit: int, rank: int) -> int:

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import BobsHatConfig
 from . import bobs_hat as bh
-from .cards import BOBS_HAT_DECK, Deck
+from .cards import BOBS_HAT_DECK, Deck, bh_hand_size
 from .observe import bh_layout
 
 
@@ -317,7 +317,7 @@ def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tu
     lead_card = trick[b, leader].astype(np.int64)
     led_suit = np.where(lead_card >= 0, BOBS_HAT_DECK.suit_of[np.maximum(lead_card, 0)], -1)
     hand_no = onehot(o["hand_number"])
-    size = hand_no + 5
+    size = bh_hand_size(hand_no)
     tricks_done = played.sum(axis=1) // P
     phase_oh = o["phase"]
     phase = np.where(phase_oh.any(axis=1), onehot(phase_oh), bh.DONE)
@@ -365,18 +365,6 @@ def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tu
         last_scores=np.zeros((B, P), dtype=np.int16),
     )
     return state, counts.astype(np.int64), unseen
-
-
-def trick_voids(state: Any, deck: Deck) -> np.ndarray:
-    """(B, P, S) voids visible in the current trick alone: seats that did not follow the suit led."""
-    B, P = state.trick.shape
-    void = np.zeros((B, P, deck.n_suits), dtype=bool)
-    card = state.trick.astype(np.int64)
-    led = state.led_suit.astype(np.int64)
-    off = (card >= 0) & (led[:, None] >= 0) & (deck.suit_of[np.maximum(card, 0)] != led[:, None])
-    g, p = np.nonzero(off)
-    void[g, p, led[g]] = True
-    return void
 
 
 def void_tracker(game: Any, batch: int) -> VoidTracker:

@@ -11,8 +11,16 @@ run thousands of games on a CPU and the cheapest way to run one (the AEC
 env). The per-game functions here (:func:`follow_suit_row`,
 :func:`winner_of_trick`, :func:`play_card`, :func:`book_hand`) are called
 from each game's step kernel; the batched NumPy-facing functions
-(:func:`follow_suit_mask`, :func:`rotate_dealer`) wrap the same code for
-callers outside the core, so every rule has one implementation.
+(:func:`follow_suit_mask`, :func:`trick_voids`, :func:`rotate_dealer`) wrap
+the same code for callers outside the core, so every rule has one
+implementation.
+
+The bots (``agents/``) reason with the same rules, so they call the same
+compiled helpers from their own kernels: :func:`card_strength` and
+:func:`trick_winner_so_far` (who wins a trick as it stands),
+:func:`follow_suit_row` (their legal cards), :func:`mark_trick_voids` (the
+voids a trick shows) and :func:`count_unseen` (card counting: unseen cards
+per suit and above each card).
 
 Beyond a single trick, both games share the shape of their state
 (:class:`TrickState`), what a step reports (:class:`StepResult`), the deal
@@ -63,24 +71,86 @@ def follow_suit_row(hands: np.ndarray, g: int, seat: int, led: int, suit_of: np.
 
 
 @njit(cache=True, inline="always")
+def card_strength(card: int, led: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray) -> int:
+    """How ``card`` ranks in a trick: trumps above the suit led, each by rank; any other card 0 (it
+    never wins). ``led`` is the suit led (-1: none yet), ``trump`` a suit or any other value for no
+    trump. The one order of trick winners, for the rules and for the bots."""
+    s = suit_of[card]
+    if s == trump:
+        return 200 + rank_of[card]
+    if s == led:
+        return 100 + rank_of[card]
+    return 0
+
+
+@njit(cache=True, inline="always")
+def trick_winner_so_far(
+    trick: np.ndarray, g: int, led: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray
+) -> tuple[int, int]:
+    """(strength, seat) of the card that wins ``trick[g]`` (cards by seat, -1 none) as it stands, by
+    :func:`card_strength`; (-1, -1) for an empty trick."""
+    best, best_seat = -1, -1
+    for p in range(trick.shape[1]):
+        if trick[g, p] >= 0:
+            strength = card_strength(trick[g, p], led, trump, suit_of, rank_of)
+            if strength > best:
+                best, best_seat = strength, p
+    return best, best_seat
+
+
+@njit(cache=True, inline="always")
 def winner_of_trick(
     cards: np.ndarray, g: int, leader: int, trump: int, suit_of: np.ndarray, rank_of: np.ndarray
 ) -> int:
     """Seat that takes the completed trick ``cards[g]`` (P cards by seat):
     ``leader`` the seat that led, ``trump`` a suit or any other value for no
     trump. The highest trump wins, else the highest card of the suit led."""
-    led = suit_of[cards[g, leader]]
-    best, best_seat = -1, -1
-    for p in range(cards.shape[1]):
-        s = suit_of[cards[g, p]]
-        strength = 0  # off-suit cards never win
-        if s == trump:
-            strength = 200 + rank_of[cards[g, p]]
-        elif s == led:
-            strength = 100 + rank_of[cards[g, p]]
-        if strength > best:
-            best, best_seat = strength, p
-    return best_seat
+    return trick_winner_so_far(cards, g, suit_of[cards[g, leader]], trump, suit_of, rank_of)[1]
+
+
+@njit(cache=True, inline="always")
+def mark_trick_voids(trick: np.ndarray, g: int, led: int, suit_of: np.ndarray, void: np.ndarray) -> None:
+    """Set ``void[g, p, led]`` for every seat ``p`` whose card in ``trick[g]`` (-1: none) is off the
+    suit led: it holds no card of that suit (it would have had to follow)."""
+    if led < 0:
+        return
+    for p in range(trick.shape[1]):
+        if trick[g, p] >= 0 and suit_of[trick[g, p]] != led:
+            void[g, p, led] = True
+
+
+@njit(cache=True, inline="always")
+def count_unseen(
+    seen: np.ndarray,
+    suit_of: np.ndarray,
+    rank_of: np.ndarray,
+    above: np.ndarray,
+    unseen_s: np.ndarray,
+    higher: np.ndarray,
+) -> int:
+    """Count the cards a player has not seen, for card counting. Returns how many there are.
+
+    ``seen`` (N,) marks the cards the player has seen (its hand, the cards
+    played, whatever else is face up). Fills ``above`` (S, R + 1): unseen
+    cards of suit s ranked r or higher; ``unseen_s`` (S,): unseen cards per
+    suit; ``higher`` (N,): for each card, the unseen cards of its suit ranked
+    above it.
+    """
+    for s in range(above.shape[0]):
+        for r in range(above.shape[1]):
+            above[s, r] = 0
+    n = 0
+    for c in range(seen.shape[0]):
+        if not seen[c]:
+            above[suit_of[c], rank_of[c]] += 1
+            n += 1
+    for s in range(above.shape[0]):
+        for r in range(above.shape[1] - 2, -1, -1):
+            above[s, r] += above[s, r + 1]
+        unseen_s[s] = above[s, 0]
+    for c in range(seen.shape[0]):
+        higher[c] = above[suit_of[c], rank_of[c] + 1]
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -155,6 +225,12 @@ def _follow_suit_rows(hand: np.ndarray, led_suit: np.ndarray, suit_of: np.ndarra
 
 
 @njit(cache=True)
+def _trick_voids_rows(trick: np.ndarray, led: np.ndarray, suit_of: np.ndarray, void: np.ndarray) -> None:
+    for g in range(trick.shape[0]):
+        mark_trick_voids(trick, g, led[g], suit_of, void)
+
+
+@njit(cache=True)
 def _dealers(first_dealer: np.ndarray, hand_no: np.ndarray, players: int, out: np.ndarray) -> None:
     for g in range(first_dealer.shape[0]):
         out[g] = dealer_of(first_dealer[g], hand_no[g], players)
@@ -173,6 +249,21 @@ def follow_suit_mask(hand: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.n
     out = np.empty_like(hand)
     _follow_suit_rows(hand[:, None, :], np.asarray(led_suit, dtype=np.int64).reshape(-1), deck.suit_of, out)
     return out
+
+
+def trick_voids(trick: np.ndarray, led_suit: np.ndarray, deck: Deck) -> np.ndarray:
+    """(B, P, S) bool: the seats that the current tricks show void in the suit led.
+
+    trick: (B, P) card ids by seat (-1 none), absolute or relative seats
+    alike; led_suit: (B,) the suit led, -1 before the lead.
+    """
+    trick = np.ascontiguousarray(trick, dtype=np.int64)
+    led = np.ascontiguousarray(np.asarray(led_suit, dtype=np.int64).reshape(-1))
+    if trick.ndim != 2 or led.shape[0] != trick.shape[0]:
+        raise ValueError(f"trick must be (B, P) with one suit led per row, got {trick.shape} and {led.shape}")
+    void = np.zeros((trick.shape[0], trick.shape[1], deck.n_suits), dtype=bool)
+    _trick_voids_rows(trick, led, np.ascontiguousarray(deck.suit_of, dtype=np.int64), void)
+    return void
 
 
 def rotate_dealer(first_dealer: np.ndarray, hand_no: np.ndarray, players: int) -> np.ndarray:
