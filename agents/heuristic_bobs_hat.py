@@ -11,9 +11,10 @@ loops over the rows (numba); the hat choice and the bids, one decision in
 about ten, stay NumPy over the batch. A training run calls these bots for
 every opponent decision, so their cost per decision bounds its throughput;
 the compiled play costs a few µs per decision where the NumPy formulas it
-replaced cost ~37 µs. The loops reproduce those formulas' floating point
-bit for bit (see :mod:`agents.trick_facts`), so the bots' choices did not
-change.
+replaced cost ~37 µs. The rules they apply (who wins a trick, follow-suit,
+voids, card counting) are the core's own helpers
+(:mod:`bobshat_env.core.tricks`); ``tests/test_golden.py`` pins their
+decisions.
 
 ``simple`` (:class:`SimpleAgent`)
     Bids from counts: "most" of every suit where it holds at least a fair
@@ -69,7 +70,7 @@ from bobshat_env.core.tricks import (
     trick_winner_so_far,
 )
 
-from .trick_facts import POW, any_at, argmax_at, blas_onehot_sum, mark_seen, pick_row, pow_frac
+from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
 
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
@@ -367,10 +368,10 @@ def take_facts(f: Facts, rows: np.ndarray) -> Facts:
 # strong: card counting and estimates
 @njit(cache=True, nogil=True)
 def _estimate(
-    g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+    g, hand, played, trick, trump, hand_size, void, suit, rank,
     seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
 ):  # fmt: skip
-    """Card counting for row ``g``; fills the arrays after ``pow_table`` and returns the unseen count (>= 1).
+    """Card counting for row ``g``; fills the arrays after ``rank`` and returns the unseen count (>= 1).
 
     seen (60,): cards in my hand, played or in the trick (the rest are
     unseen); above (3, 21): scratch for :func:`count_unseen`; higher (60,):
@@ -399,11 +400,11 @@ def _estimate(
         frac[s] = unseen_s[s] / n
     for p in range(P):
         for s in range(3):
-            p_void[p, s] = 1.0 if void[g, p, s] else pow_frac(pow_table, unseen_s[s], n, held[p])
+            p_void[p, s] = 1.0 if void[g, p, s] else none_of(unseen_s[s], n, held[p])
     has_trump = trump[g] < 3
     t = min(trump[g], 2)
     for p in range(P):
-        v = 1 - pow_frac(pow_table, unseen_s[t], n, held[p]) if has_trump else 0.0
+        v = 1 - none_of(unseen_s[t], n, held[p]) if has_trump else 0.0
         p_trump[p] = 0.0 if void[g, p, t] and has_trump else v
     p_trump[0] = 0.0
     for s in range(3):
@@ -420,15 +421,15 @@ def _estimate(
             p_win_lead[c] = 0.0
             continue
         s = suit[c]
-        p_top = pow_frac(pow_table, opp_s[s], n, higher[c])  # (1 - q) ** higher, q = min(opp_s / n, 1)
-        p_win_lead[c] = p_top * (1 - p_ruff[s]) if s != trump[g] else p_top * 1.0
+        p_top = none_of(opp_s[s], n, higher[c])  # (1 - q) ** higher, q = min(opp_s / n, 1)
+        p_win_lead[c] = p_top * (1 - p_ruff[s]) if s != trump[g] else p_top
     return n
 
 
 @njit(cache=True, nogil=True)
 def _bid_inputs_kernel(
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void,
-    suit, rank, pow_table, cards, tricks, total_s,
+    suit, rank, cards, tricks, total_s,
 ):  # fmt: skip
     """Per row: expected cards of each suit (B, 3) and tricks (B,) I take over the rest of the hand, and the
     expected number of cards of each suit in play (B, 3); see :func:`strong_bid_values`."""
@@ -441,7 +442,7 @@ def _bid_inputs_kernel(
     tricks_s, my_cnt, played_s, short = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     for g in range(B):
         _estimate(
-            g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+            g, hand, played, trick, trump, hand_size, void, suit, rank,
             seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
         )  # fmt: skip
         for s in range(3):
@@ -454,7 +455,10 @@ def _bid_inputs_kernel(
             follow = 0.0
             for p in range(1, P):
                 follow += 1 - p_void[p, s]
-            tricks_s[s] = blas_onehot_sum(p_win_lead, suit, s)  # tricks I win with cards of each suit
+            tricks_s[s] = 0.0  # tricks I win with cards of each suit
+            for c in range(60):
+                if suit[c] == s:
+                    tricks_s[s] += p_win_lead[c]
             cards[g, s] = tricks_s[s] * (1 + follow)
         # low trumps also ruff tricks of suits I am short in: they carry that suit's cards
         t = min(trump[g], 2)
@@ -493,7 +497,7 @@ def strong_bid_values(f: Facts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     P = f.players
     B = f.trick.shape[0]
     cards, tricks, total_s = np.empty((B, 3)), np.empty(B), np.empty((B, 3))
-    _bid_inputs_kernel(*_play_args(f), SUIT, RANK, POW, cards, tricks, total_s)
+    _bid_inputs_kernel(*_play_args(f), SUIT, RANK, cards, tricks, total_s)
     n = f.hand_size.astype(np.float64)
     others = np.clip(total_s - cards, 0, None)
     rival = others / (P - 1) * SHARE_SPREAD
@@ -536,7 +540,7 @@ def strong_hat(f: Facts) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _strong_play_kernel(
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void,
-    suit, rank, hat_card, pow_table, keep_scale, lead_sure, follow_sure, take_min, out,
+    suit, rank, hat_card, keep_scale, lead_sure, follow_sure, take_min, out,
 ):  # fmt: skip
     """Card of the strong strategy for each row (see :func:`strong_play`)."""
     B, P = trick.shape
@@ -560,7 +564,7 @@ def _strong_play_kernel(
     cards = np.empty(60, dtype=np.int64)  # the legal cards: only their values are ever read
     for g in range(B):
         n_unseen = _estimate(
-            g, hand, played, trick, trump, hand_size, void, suit, rank, pow_table,
+            g, hand, played, trick, trump, hand_size, void, suit, rank,
             seen, above, higher, held, frac, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win_lead,
         )  # fmt: skip
         led, tr = led_suit[g], trump[g]
@@ -644,8 +648,8 @@ def _strong_play_kernel(
             for s in range(3):
                 content[s] += off * (share[s] / total)
             hat_in = min(max(hats_now + hat_card[c] + later_hats, 0.0), 1.0)
-            for p in range(P):  # value to me if relative seat p takes the trick (NumPy's einsum order)
-                u = content[0] * A[p, 0] + content[2] * A[p, 2] + content[1] * A[p, 1] + T[p]
+            for p in range(P):  # value to me if relative seat p takes the trick
+                u = content[0] * A[p, 0] + content[1] * A[p, 1] + content[2] * A[p, 2] + T[p]
                 U[c, p] = u + (hat_in * H[p] + (1 - hat_in) * holder_val)
 
         # my chance to take the trick with each card: seats after me beat it with a higher card of its suit
@@ -667,7 +671,7 @@ def _strong_play_kernel(
             c = cards[i]
             beats[c] = card_strength(c, led if n_in_trick[g] > 0 else suit[c], tr, suit, rank) > best
             lc = led if led >= 0 else suit[c]
-            p_no_higher = pow_frac(pow_table, nonvoid_after[suit[c]], n_unseen, higher[c])
+            p_no_higher = none_of(nonvoid_after[suit[c]], n_unseen, higher[c])
             prod = 1.0
             for p in range(P):
                 prod *= 1 - p_void[p, lc] * p_trump[p] * after[p]
@@ -755,7 +759,7 @@ def strong_play(f: Facts) -> np.ndarray:
     """
     out = np.empty(f.trick.shape[0], dtype=np.int64)
     consts = (float(KEEP_SCALE), float(LEAD_SURE), float(FOLLOW_SURE), float(TAKE_MIN))
-    _strong_play_kernel(*_play_args(f), SUIT, RANK, HAT_CARD, POW, *consts, out)
+    _strong_play_kernel(*_play_args(f), SUIT, RANK, HAT_CARD, *consts, out)
     return out
 
 

@@ -6,9 +6,10 @@ call; :func:`facts_from_state` lets the search bot use them as playouts.
 Card ids are OpenSpiel's, ``rank * 4 + suit`` (ranks 2..A = 0..12).
 
 Speed: reading the observations, the strong bot's trick estimate and both
-bots' card play are compiled loops over the rows (numba), bit for bit the
-batched NumPy formulas they replaced (see :mod:`agents.trick_facts`): a
-training run calls them for every opponent decision.
+bots' card play are compiled loops over the rows (numba): a training run
+calls them for every opponent decision. The rules they apply are the core's
+own helpers (:mod:`bobshat_env.core.tricks`); ``tests/test_golden.py`` pins
+their decisions.
 
 ``simple`` (:class:`SimpleAgent`)
     Bids the number of aces and kings plus trumps of queen or better; the
@@ -52,7 +53,7 @@ from bobshat_env.core.tricks import (
     trick_winner_so_far,
 )
 
-from .trick_facts import POW, any_at, argmax_at, mark_seen, pairwise_sum, pick_row, pow_frac
+from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
@@ -280,10 +281,10 @@ class SimpleAgent:
 # strong
 @njit(cache=True, nogil=True)
 def _win_chances(
-    g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+    g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank,
     seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
 ):  # fmt: skip
-    """Card counting for row ``g``; fills the arrays after ``pow_table``, returns the unseen count (>= 1).
+    """Card counting for row ``g``; fills the arrays after ``rank``, returns the unseen count (>= 1).
 
     seen (52,): cards in my hand, played, in the trick or turned up (the rest
     are unseen); above (4, 14): scratch for :func:`count_unseen`; higher
@@ -311,8 +312,8 @@ def _win_chances(
     t = trump[g]
     for p in range(P):
         for s in range(4):
-            p_void[p, s] = 1.0 if void[g, p, s] else pow_frac(pow_table, unseen_s[s], n, held[p])
-        p_trump[p] = 0.0 if void[g, p, t] else 1 - pow_frac(pow_table, unseen_s[t], n, held[p])
+            p_void[p, s] = 1.0 if void[g, p, s] else none_of(unseen_s[s], n, held[p])
+        p_trump[p] = 0.0 if void[g, p, t] else 1 - none_of(unseen_s[t], n, held[p])
     for s in range(4):
         x = 0.0
         for p in range(1, P):
@@ -326,16 +327,16 @@ def _win_chances(
         if not hand[g, c]:
             p_win[c] = 0.0
             continue
-        p_top = pow_frac(pow_table, opp_s[suit[c]], n, higher[c])  # (1 - q) ** higher, q = min(opp_s / n, 1)
-        p_win[c] = p_top * (1.0 if suit[c] == t else 1 - p_ruff[suit[c]]) * 1.0
+        p_top = none_of(opp_s[suit[c]], n, higher[c])  # (1 - q) ** higher, q = min(opp_s / n, 1)
+        p_win[c] = p_top if suit[c] == t else p_top * (1 - p_ruff[suit[c]])
     return n
 
 
 @njit(cache=True, nogil=True)
-def _expected_tricks(g, hand, trump, suit, p_win, players, cnt, buf):
+def _expected_tricks(g, hand, trump, suit, p_win, players, cnt):
     """Tricks row ``g``'s hand should still take: its cards' chances plus ruffs with spare trumps.
 
-    cnt (4,) and buf (52,) are scratch space.
+    cnt (4,) is scratch space.
     """
     t = trump[g]
     n_left = 0.0
@@ -347,31 +348,34 @@ def _expected_tricks(g, hand, trump, suit, p_win, players, cnt, buf):
     short_sum = 0.0
     for s in range(4):  # suits I am short in: tricks of them others lead that I can ruff with a spare trump
         short_sum += 0.0 if s == t else max(n_left / 4 - cnt[s], 0.0)
+    trump_wins = all_wins = 0.0
     for c in range(N):
-        buf[c] = p_win[c] * (suit[c] == t)
-    spare = max(cnt[t] - pairwise_sum(buf, N), 0.0)
+        all_wins += p_win[c]
+        if suit[c] == t:
+            trump_wins += p_win[c]
+    spare = max(cnt[t] - trump_wins, 0.0)
     ruffs = min(short_sum, spare) * (0.5 if players > 3 else 0.6)
-    return pairwise_sum(p_win, N) + ruffs
+    return all_wins + ruffs
 
 
 @njit(cache=True, nogil=True)
 def _strong_bid_kernel(
     hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit,
-    rank, pow_table, bias, out,
+    rank, bias, out,
 ):  # fmt: skip
     """The strong bid estimate of each row (see :func:`strong_bid`)."""
     B, P = trick.shape
     seen, above = np.empty(N, dtype=np.bool_), np.empty((4, 14), dtype=np.int64)
-    higher, p_win, buf = np.empty(N), np.empty(N), np.empty(N)
+    higher, p_win = np.empty(N), np.empty(N)
     held, p_trump = np.empty(P), np.empty(P)
     unseen_s, opp_s, p_ruff, cnt = np.empty(4), np.empty(4), np.empty(4), np.empty(4)
     p_void = np.empty((P, 4))
     for g in range(B):
         _win_chances(
-            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank,
             seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
         )  # fmt: skip
-        out[g] = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf) + bias
+        out[g] = _expected_tricks(g, hand, trump, suit, p_win, P, cnt) + bias
 
 
 BID_BIAS = -0.1  # the estimate is shaded down a little: an extra trick costs the bonus as surely as one too few
@@ -380,7 +384,7 @@ BID_BIAS = -0.1  # the estimate is shaded down a little: an extra trick costs th
 def strong_bid(f: Facts) -> np.ndarray:
     """(B,) real-valued bid estimates: the tricks the hand should take, shaded by ``BID_BIAS``."""
     out = np.empty(f.trick.shape[0])
-    _strong_bid_kernel(*_kernel_args(f), np.ascontiguousarray(f.hand_size, dtype=np.int64), SUIT, RANK, POW,
+    _strong_bid_kernel(*_kernel_args(f), np.ascontiguousarray(f.hand_size, dtype=np.int64), SUIT, RANK,
                        float(BID_BIAS), out)  # fmt: skip
     return out
 
@@ -388,12 +392,12 @@ def strong_bid(f: Facts) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def _strong_play_kernel(
     hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, void, hand_size, suit, rank,
-    pow_table, out,
+    out,
 ):  # fmt: skip
     """Card of the strong strategy for each row (see :func:`strong_play`)."""
     B, P = trick.shape
     seen, above = np.empty(N, dtype=np.bool_), np.empty((4, 14), dtype=np.int64)
-    higher, p_win, buf, score = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
+    higher, p_win, score = np.empty(N), np.empty(N), np.empty(N)
     held, p_trump = np.empty(P), np.empty(P)
     unseen_s, opp_s, p_ruff, cnt, held_after = np.empty(4), np.empty(4), np.empty(4), np.empty(4), np.empty(4)
     p_void = np.empty((P, 4))
@@ -401,13 +405,13 @@ def _strong_play_kernel(
     after = np.empty(P, dtype=np.bool_)
     for g in range(B):
         n_unseen = _win_chances(
-            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank, pow_table,
+            g, hand, played, trump_card, trick, trump, void, hand_size, suit, rank,
             seen, above, higher, held, unseen_s, opp_s, p_ruff, p_void, p_trump, p_win,
         )  # fmt: skip
         led, t = led_suit[g], trump[g]
         follow_suit_row(hands, g, 0, led, suit, legal)
         need = bids[g, 0] - taken[g, 0]
-        expect = _expected_tricks(g, hand, trump, suit, p_win, P, cnt, buf)
+        expect = _expected_tricks(g, hand, trump, suit, p_win, P, cnt)
         lead = n_in_trick[g] == 0
         best, _ = trick_winner_so_far(trick, g, led, t, suit, rank)
         # chance a card holds against the seats still to play
@@ -429,11 +433,11 @@ def _strong_play_kernel(
                 continue
             r = np.float64(rank[c])
             beats = card_strength(c, suit[c] if lead else led, t, suit, rank) > best
-            p_no_higher = pow_frac(pow_table, held_after[suit[c]], n_unseen, higher[c])
+            p_no_higher = none_of(held_after[suit[c]], n_unseen, higher[c])
             lc = suit[c] if lead else led
             prod = 1.0
             for p in range(P):
-                prod *= 1 - p_void[p, lc] * (p_trump[p] * after[p])
+                prod *= 1 - p_void[p, lc] * p_trump[p] * after[p]
             p_ruff_c = 1 - prod
             p_hold = p_no_higher if suit[c] == t or trumped else p_no_higher * (1 - p_ruff_c)
             p_take = p_hold if beats else 0.0
@@ -457,7 +461,7 @@ def strong_play(f: Facts) -> np.ndarray:
     """Card play of the strong strategy (see the module docstring)."""
     out = np.empty(f.trick.shape[0], dtype=np.int64)
     hand_size = np.ascontiguousarray(f.hand_size, dtype=np.int64)
-    _strong_play_kernel(*_kernel_args(f), hand_size, SUIT, RANK, POW, out)
+    _strong_play_kernel(*_kernel_args(f), hand_size, SUIT, RANK, out)
     return out
 
 

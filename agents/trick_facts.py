@@ -1,22 +1,14 @@
 """Compiled helpers both games' heuristics share (the rules they apply come from the core: card
 strength and the trick's winner, follow-suit, voids and card counting in :mod:`bobshat_env.core.tricks`).
 
-The ``strong`` bots' card play runs as compiled per-row loops (numba) that
-must choose exactly the actions the batched NumPy formulas they replaced
-chose. Floating point is not associative and NumPy's kernels are not plain
-loops, so the helpers here reproduce NumPy's results bit for bit where a
-plain compiled loop would differ in the last bit:
-
-- :data:`POW`, a table of NumPy's own ``(1 - c / n) ** k`` for every count
-  the bots raise to a power (NumPy's vectorized ``power`` and libm's ``pow``
-  differ in the last bit for ~2% of these);
-- :func:`pairwise_sum`, NumPy's summation order for a row of 8 or more floats;
-- :func:`blas_onehot_sum`, the order in which OpenBLAS's matrix product (what
-  ``w @ SUIT_ONEHOT`` called, for 8 or more rows) adds the cards of a suit.
-
-The small row helpers (:func:`argmax_at`, :func:`mark_seen`,
-:func:`pick_row`) index ``arr[g, i]`` rather than taking row views, which
-would cost an allocation each.
+The ``strong`` bots' card play and estimates run as compiled per-row loops
+(numba) over the facts each bot reads from its observations. The helpers
+here are the small pieces those loops share: :func:`none_of` (card
+counting's chance that a hand holds none of some cards), reading one-hot
+slices (:func:`argmax_at`, :func:`any_at`), the cards a row has seen
+(:func:`mark_seen`) and the final pick (:func:`pick_row`). They index
+``arr[g, i]`` rather than taking row views, which would cost an allocation
+each.
 
 Caching: the bots' kernels are compiled with ``cache=True`` and numba checks
 only the cached function's own file, not the helpers it calls here; so
@@ -30,96 +22,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# --------------------------------------------------------------------------
-# Compiled helpers
-POW_N, POW_K = 61, 21  # counts of unseen cards (0-60) and exponents (cards held, higher cards: 0-20)
 
+@njit(cache=True, nogil=True, inline="always")
+def none_of(count: float, n: float, k: float) -> float:
+    """``(1 - min(count / n, 1)) ** k``: the chance that ``k`` cards, each drawn from ``n`` unseen cards
+    (independently: the bots' simplification), include none of ``count`` given cards (``n >= 1``).
 
-def _pow_table() -> np.ndarray:
-    """(61, 61, 21) float64: ``POW[n, c, k] = (1 - min(c / n, 1)) ** k`` as NumPy's array ``power`` computes it."""
-    n = np.arange(POW_N, dtype=np.float64)[:, None, None]
-    c = np.arange(POW_N, dtype=np.float64)[None, :, None]
-    k = np.arange(POW_K, dtype=np.float64)[None, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        base = 1 - np.minimum(c / np.maximum(n, 1), 1.0)
-    n, c, k = np.broadcast_arrays(n, c, k)
-    return np.ascontiguousarray(np.broadcast_to(base, n.shape) ** k)
-
-
-POW = _pow_table()
-
-
-@njit(cache=True, nogil=True)
-def pow_frac(table: np.ndarray, count: float, n: float, k: float) -> float:
-    """``(1 - min(count / n, 1)) ** k`` for whole numbers ``count >= 0``, ``n >= 1``, ``k``, as NumPy gives it.
-
-    From ``table`` (:data:`POW`) when the numbers are in its range, else
-    computed (never the case in these games).
+    ``k`` is a whole number (cards held, higher cards) and is raised as an integer: repeated
+    multiplication, which made the strong bots' play ~12% faster than ``pow`` with a float exponent
+    (Bob's Hat, 600 rows: 0.93-0.95 ms against 1.08 ms, best of 200 calls, three runs each).
     """
-    c, m, e = int(count), int(n), int(k)
-    if c > m:
-        c = m
-    if 0 <= c and 1 <= m < POW_N and 0 <= e < POW_K:
-        return table[m, c, e]
-    return (1.0 - min(count / n, 1.0)) ** k
-
-
-@njit(cache=True, nogil=True)
-def pairwise_sum(x: np.ndarray, n: int) -> float:
-    """``x[:n].sum()`` in NumPy's order for a contiguous row (n <= 128): 8 running sums, then pairs."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return res
-    r0, r1, r2, r3, r4, r5, r6, r7 = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
-    i = 8
-    while i < n - n % 8:
-        r0 += x[i]
-        r1 += x[i + 1]
-        r2 += x[i + 2]
-        r3 += x[i + 3]
-        r4 += x[i + 4]
-        r5 += x[i + 5]
-        r6 += x[i + 6]
-        r7 += x[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += x[i]
-        i += 1
-    return res
-
-
-@njit(cache=True, nogil=True)
-def blas_onehot_sum(x: np.ndarray, suit: np.ndarray, s: int) -> float:
-    """Sum of ``x[c]`` over the cards ``c`` of suit ``s``, in OpenBLAS's order for ``x @ SUIT_ONEHOT``.
-
-    Its kernel keeps 8 running sums over the card index (card ``c`` goes to
-    sum ``c % 8``) and adds them in pairs.
-    """
-    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
-    for c in range(x.shape[0]):
-        if suit[c] != s:
-            continue
-        j = c % 8
-        if j == 0:
-            r0 += x[c]
-        elif j == 1:
-            r1 += x[c]
-        elif j == 2:
-            r2 += x[c]
-        elif j == 3:
-            r3 += x[c]
-        elif j == 4:
-            r4 += x[c]
-        elif j == 5:
-            r5 += x[c]
-        elif j == 6:
-            r6 += x[c]
-        else:
-            r7 += x[c]
-    return ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    return (1.0 - min(count / n, 1.0)) ** int(k)
 
 
 @njit(cache=True, nogil=True)
