@@ -142,6 +142,10 @@ def prepare_inputs(
 @njit(cache=True)
 def _prepare_kernel(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k):
     B, D = obs.shape
+    # scratch for the features, allocated once per call (per row it cost a fifth of the pass)
+    P, N, R, S = spec[6], spec[7], spec[8], spec[9]
+    seat_card, seen = np.empty((1, P), dtype=np.int64), np.empty(N, dtype=np.bool_)
+    above, unseen_s, higher = np.empty((S, R + 1), np.int64), np.empty(S, np.int64), np.empty(N, np.int64)
     for i in range(B):
         # relabel: trump becomes suit 0 (module symmetry); the key's argmax picks the table row
         row = 0
@@ -156,12 +160,15 @@ def _prepare_kernel(obs, sym, key_start, key_n, with_features, spec, suit_of, ra
                 out[i, j] = obs[i, j]
         k[i] = row
         if with_features:
-            _features_row(out, i, spec, suit_of, rank_of, hat)
+            _features_row(out, i, spec, suit_of, rank_of, hat, seat_card, seen, above, unseen_s, higher)
 
 
 @njit(cache=True, inline="always")
-def _features_row(out, i, spec, suit_of, rank_of, hat):
-    """Write row ``i``'s features after its (relabelled) observation, in the module table's order."""
+def _features_row(out, i, spec, suit_of, rank_of, hat, seat_card, seen, above, unseen_s, higher):
+    """Write row ``i``'s features after its (relabelled) observation, in the module table's order.
+
+    ``seat_card`` (1, P), ``seen`` (N,), ``above`` (S, R + 1), ``unseen_s`` (S,) and ``higher`` (N,)
+    are scratch space."""
     h, pl, tr, ld, tp = spec[0], spec[1], spec[2], spec[3], spec[4]
     n_trump, P, N, R, S = spec[5], spec[6], spec[7], spec[8], spec[9]
     f = out.shape[1] - (2 * N + P + S + 2)  # first feature column
@@ -176,8 +183,8 @@ def _features_row(out, i, spec, suit_of, rank_of, hat):
     # each seat's card in the trick (-1: none yet) and the card winning it so far
     led = -1
     n_in = 0
-    seat_card = np.full((1, P), -1, dtype=np.int64)
     for p in range(P):
+        seat_card[0, p] = -1
         for c in range(N):
             if out[i, tr + p * N + c] > 0.5:
                 seat_card[0, p] = c
@@ -192,22 +199,18 @@ def _features_row(out, i, spec, suit_of, rank_of, hat):
         if c >= 0 and hat[c]:
             hat_in = 1.0
     # my cards that would win now; unseen cards (not mine, played or in the trick); unseen higher cards
-    seen = np.zeros(N, dtype=np.bool_)
+    for c in range(N):
+        seen[c] = (out[i, h + c] > 0.5) | (out[i, pl + c] > 0.5)  # branch-free
     for p in range(P):
         if seat_card[0, p] >= 0:
             seen[seat_card[0, p]] = True
     unseen_hat = 0
     for c in range(N):
-        held = out[i, h + c] > 0.5
         beats = 0.0
-        if held and (n_in == 0 or card_strength(c, led, trump, suit_of, rank_of) > best):
+        if out[i, h + c] > 0.5 and (n_in == 0 or card_strength(c, led, trump, suit_of, rank_of) > best):
             beats = 1.0
         out[i, f + P + c] = beats
-        seen[c] |= held or out[i, pl + c] > 0.5
-        if hat[c] and not seen[c]:
-            unseen_hat += 1
-    above = np.empty((S, R + 1), dtype=np.int64)  # above[s, r]: unseen cards of suit s ranked r or higher
-    unseen_s, higher = np.empty(S, dtype=np.int64), np.empty(N, dtype=np.int64)
+        unseen_hat += hat[c] & (not seen[c])
     count_unseen(seen, suit_of, rank_of, above, unseen_s, higher)
     out[i, f + P + N] = hat_in
     for s in range(S):

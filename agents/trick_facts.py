@@ -58,7 +58,7 @@ def any_at(obs: np.ndarray, g: int, start: int, n: int) -> bool:
 def mark_seen(hand: np.ndarray, played: np.ndarray, trick: np.ndarray, g: int, seen: np.ndarray) -> None:
     """seen[c]: row ``g`` has seen card ``c``: in its ``hand`` (B, N), ``played`` (B, N) or the ``trick`` (B, P)."""
     for c in range(seen.shape[0]):
-        seen[c] = hand[g, c] or played[g, c]
+        seen[c] = hand[g, c] | played[g, c]  # branch-free: "or" costs a mispredicted branch per card
     for p in range(trick.shape[1]):
         if trick[g, p] >= 0:
             seen[trick[g, p]] = True
