@@ -61,7 +61,7 @@ from numba import njit
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.bobs_hat import hand_size_of
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BH_N_CARDS, BOBS_HAT_DECK
-from bobshat_env.core.observe import bh_layout
+from bobshat_env.core.observe import BhOffsets, bh_layout, bh_offsets
 from bobshat_env.core.tricks import (
     card_strength,
     count_unseen,
@@ -109,27 +109,28 @@ class Facts:
 # Facts from observations: one compiled pass over the rows
 @njit(cache=True, nogil=True)
 def _facts_kernel(
-    obs, offsets, n_hand_numbers, seat, pub_void, has_pub, suit,
+    obs, offsets, seat, pub_void, has_pub, suit,
     phase, hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken,
     hat_value, hat_holder, dealer, hand_size, void,
 ):  # fmt: skip
-    """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`."""
+    """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`.
+
+    ``offsets``: the layout's :class:`~bobshat_env.core.observe.BhOffsets` as a plain tuple."""
+    o = BhOffsets(*offsets)
     B, P = trick.shape
-    o_hand, o_played, o_bids, o_taken, o_hat_value, o_phase, o_trump = offsets[:7]
-    o_hand_number, o_dealer, o_hat_holder, o_leader, o_trick = offsets[7:]
     half = np.float32(0.5)
     for g in range(B):
-        phase[g] = argmax_at(obs, g, o_phase, 3) if any_at(obs, g, o_phase, 3) else bh.DONE
+        phase[g] = argmax_at(obs, g, o.phase, 3) if any_at(obs, g, o.phase, 3) else bh.DONE
         for c in range(60):
-            hand[g, c] = obs[g, o_hand + c] > half
-            played[g, c] = obs[g, o_played + c] > half
+            hand[g, c] = obs[g, o.hand + c] > half
+            played[g, c] = obs[g, o.played + c] > half
         count = 0
         for p in range(P):
-            start = o_trick + p * 60
+            start = o.trick + p * 60
             trick[g, p] = argmax_at(obs, g, start, 60) if any_at(obs, g, start, 60) else -1
             count += trick[g, p] >= 0
         n_in_trick[g] = count
-        leader[g] = argmax_at(obs, g, o_leader, P)
+        leader[g] = argmax_at(obs, g, o.leader, P)
         lead_card = trick[g, leader[g]]
         led = suit[lead_card] if lead_card >= 0 else -1
         led_suit[g] = led
@@ -138,30 +139,24 @@ def _facts_kernel(
                 void[g, p, s] = has_pub and pub_void[g, (seat[g] + p) % P, s]
         mark_trick_voids(trick, g, led, suit, void)
         for p in range(P):
-            b = o_bids + 6 * p
+            b = o.bids + 6 * p
             if obs[g, b + 5] > half:
                 code = obs[g, b] + 2 * obs[g, b + 1] + 4 * obs[g, b + 2] + 8 * (obs[g, b + 3] + obs[g, b + 4])
                 bids[g, p] = np.int64(np.rint(code))
             else:
                 bids[g, p] = -1
             for s in range(3):
-                taken[g, p, s] = np.int64(np.rint(obs[g, o_taken + 3 * p + s] * np.float32(20)))
-        trump[g] = argmax_at(obs, g, o_trump, 4)
-        hat_holder[g] = argmax_at(obs, g, o_hat_holder, P + 1) - 1
-        if obs[g, o_hat_value] > half:
+                taken[g, p, s] = np.int64(np.rint(obs[g, o.taken + 3 * p + s] * np.float32(20)))
+        trump[g] = argmax_at(obs, g, o.trump, 4)
+        hat_holder[g] = argmax_at(obs, g, o.hat_holder, P + 1) - 1
+        if obs[g, o.hat_value] > half:
             hat_value[g] = 10
-        elif obs[g, o_hat_value + 1] > half:
+        elif obs[g, o.hat_value + 1] > half:
             hat_value[g] = -10
         else:
             hat_value[g] = 0
-        dealer[g] = argmax_at(obs, g, o_dealer, P)
-        hand_size[g] = hand_size_of(argmax_at(obs, g, o_hand_number, n_hand_numbers))
-
-
-_OFFSET_NAMES = (
-    "hand", "played", "bids", "taken", "hat_value", "phase", "trump", "hand_number", "dealer", "hat_holder", "leader",
-    "trick",
-)  # fmt: skip
+        dealer[g] = argmax_at(obs, g, o.dealer, P)
+        hand_size[g] = hand_size_of(argmax_at(obs, g, o.hand_number, o.n_hand_number))
 
 
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
@@ -171,8 +166,6 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     B, P = obs.shape[0], cfg.players
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
-    offsets = np.array([layout.slices[name].start for name in _OFFSET_NAMES], dtype=np.int64)
-    n_hand_numbers = layout.shapes[layout.names.index("hand_number")][0]
     has_pub = public is not None and "void" in public
     pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
@@ -183,7 +176,7 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
         hat_value=ints(), hat_holder=ints(), dealer=ints(), hand_size=ints(), void=np.empty((B, P, 3), dtype=bool),
     )  # fmt: skip
     _facts_kernel(
-        obs, offsets, n_hand_numbers, seat, pub, has_pub, SUIT,
+        obs, bh_offsets(cfg), seat, pub, has_pub, SUIT,
         f.phase, f.hand, f.played, f.trick, f.leader, f.n_in_trick, f.led_suit, f.trump, f.bids, f.taken,
         f.hat_value, f.hat_holder, f.dealer, f.hand_size, f.void,
     )  # fmt: skip

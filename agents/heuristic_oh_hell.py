@@ -43,7 +43,7 @@ from numba import njit
 
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_HELL_DECK
-from bobshat_env.core.observe import oh_layout
+from bobshat_env.core.observe import OhOffsets, oh_layout, oh_offsets
 from bobshat_env.core.tricks import (
     card_strength,
     count_unseen,
@@ -87,26 +87,28 @@ class Facts:
 
 @njit(cache=True, nogil=True)
 def _facts_kernel(
-    obs, offsets, n_bid_slots, seat, pub_void, has_pub, suit,
+    obs, offsets, seat, pub_void, has_pub, suit,
     phase, hand, played, trump_card, trick, leader, n_in_trick, led_suit, trump, bids, taken, dealer, hand_size, void,
 ):  # fmt: skip
-    """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`."""
+    """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`.
+
+    ``offsets``: the layout's :class:`~bobshat_env.core.observe.OhOffsets` as a plain tuple."""
+    o = OhOffsets(*offsets)
     B, P = trick.shape
-    o_hand, o_played, o_bids, o_taken, o_phase, o_trump_suit, o_trump_card = offsets[:7]
-    o_hand_size, o_dealer, o_leader, o_trick = offsets[7:]
+    n_bid_slots = o.max_bid + 2  # per seat: no bid yet, then bids 0..max_bid
     half = np.float32(0.5)
     for g in range(B):
-        phase[g] = argmax_at(obs, g, o_phase, 2) + oh.BID if any_at(obs, g, o_phase, 2) else oh.DONE
+        phase[g] = argmax_at(obs, g, o.phase, 2) + oh.BID if any_at(obs, g, o.phase, 2) else oh.DONE
         for c in range(N):
-            hand[g, c] = obs[g, o_hand + c] > half
-            played[g, c] = obs[g, o_played + c] > half
+            hand[g, c] = obs[g, o.hand + c] > half
+            played[g, c] = obs[g, o.played + c] > half
         count = 0
         for p in range(P):
-            start = o_trick + p * N
+            start = o.trick + p * N
             trick[g, p] = argmax_at(obs, g, start, N) if any_at(obs, g, start, N) else -1
             count += trick[g, p] >= 0
         n_in_trick[g] = count
-        leader[g] = argmax_at(obs, g, o_leader, P)
+        leader[g] = argmax_at(obs, g, o.leader, P)
         lead_card = trick[g, leader[g]]
         led = suit[lead_card] if lead_card >= 0 else -1
         led_suit[g] = led
@@ -115,17 +117,12 @@ def _facts_kernel(
                 void[g, p, s] = has_pub and pub_void[g, (seat[g] + p) % P, s]
         mark_trick_voids(trick, g, led, suit, void)
         for p in range(P):
-            bids[g, p] = argmax_at(obs, g, o_bids + n_bid_slots * p, n_bid_slots) - 1
-            taken[g, p] = np.int64(np.rint(obs[g, o_taken + p] * np.float32(10)))
-        trump_card[g] = argmax_at(obs, g, o_trump_card, N)
-        trump[g] = argmax_at(obs, g, o_trump_suit, 4)
-        dealer[g] = argmax_at(obs, g, o_dealer, P)
-        hand_size[g] = argmax_at(obs, g, o_hand_size, oh.MAX_BID) + 1
-
-
-_OFFSET_NAMES = (
-    "hand", "played", "bids", "taken", "phase", "trump_suit", "trump_card", "hand_size", "dealer", "leader", "trick",
-)  # fmt: skip
+            bids[g, p] = argmax_at(obs, g, o.bids + n_bid_slots * p, n_bid_slots) - 1
+            taken[g, p] = np.int64(np.rint(obs[g, o.taken + p] * np.float32(10)))
+        trump_card[g] = argmax_at(obs, g, o.trump_card, N)
+        trump[g] = argmax_at(obs, g, o.trump_suit, 4)
+        dealer[g] = argmax_at(obs, g, o.dealer, P)
+        hand_size[g] = argmax_at(obs, g, o.hand_size, o.max_bid) + 1
 
 
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
@@ -135,7 +132,6 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     B, P = obs.shape[0], cfg.players
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
-    offsets = np.array([layout.slices[name].start for name in _OFFSET_NAMES], dtype=np.int64)
     has_pub = public is not None and "void" in public
     pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
@@ -146,7 +142,7 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
         dealer=ints(), hand_size=ints(), void=np.empty((B, P, 4), dtype=bool),
     )  # fmt: skip
     _facts_kernel(
-        obs, offsets, oh.MAX_BID + 2, seat, pub, has_pub, SUIT,
+        obs, oh_offsets(cfg), seat, pub, has_pub, SUIT,
         f.phase, f.hand, f.played, f.trump_card, f.trick, f.leader, f.n_in_trick, f.led_suit, f.trump, f.bids,
         f.taken, f.dealer, f.hand_size, f.void,
     )  # fmt: skip

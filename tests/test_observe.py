@@ -77,3 +77,29 @@ def test_observation_of_another_seat_and_bad_input():
         observe.bh_layout(cfg, "oracle")
     with pytest.raises(ValueError, match="shape"):
         observe.bh_decode(cfg, obs[0][:-1])
+
+
+@pytest.mark.parametrize("view", observe.VIEWS)
+def test_kernels_read_every_slice_offset_by_name_from_the_layout(view):
+    """The named offsets tuples hold each slice's start (all_hands only in the full view)."""
+    from bobshat_env.config import OhHellConfig
+
+    for cfg, layout_fn, offsets_fn, cls in (
+        (BobsHatConfig(players=5, secret_bidding=True), observe.bh_layout, observe.bh_offsets, observe.BhOffsets),
+        (OhHellConfig(players=6), observe.oh_layout, observe.oh_offsets, observe.OhOffsets),
+    ):
+        layout = layout_fn(cfg, view)
+        o = cls(*offsets_fn(cfg, view))
+        for name in cls._fields:
+            if name in layout.slices:
+                assert getattr(o, name) == layout.slices[name].start, name
+        assert o.players == cfg.players and o.n_hand_number == layout.shape_of("hand_number")[0]
+        assert o.all_hands == (layout.slices["all_hands"].start if view == "full" else -1)
+        assert (o.own_hand, o.full) == (int(view != "public"), int(view == "full"))
+    assert observe.BhOffsets(*observe.bh_offsets(BobsHatConfig(secret_bidding=True))).secret == 1
+
+
+def test_offsets_name_a_field_the_layout_lacks():
+    layout = observe.bh_layout(BobsHatConfig())
+    with pytest.raises(ValueError, match="OhOffsets.trump_suit is neither a slice of this layout nor given"):
+        layout.offsets(observe.OhOffsets, players=4, n_cards=60, n_hand_number=16)

@@ -18,19 +18,22 @@ row is written straight into the output, with no NumPy temporaries, which
 matters twice over: a rollout of 4096 games observes every step, and the
 PettingZoo adapter observes one game per decision, where the cost is the
 Python call itself. So the Python side only validates its arguments and
-looks up cached layout offsets; the kernels get the state's arrays, the
-slice offsets (ints, from the layout) and the game constants as arguments,
-so that numba's on-disk cache never holds a stale copy of another module's
-constants. What both games encode the same way (hand, cards played, taken,
-scores, hand number, dealer, leader, current trick, all hands) is one shared
-helper, :func:`_encode_shared`.
+looks up cached layout offsets; the kernels get the state's arrays and one
+named tuple of ints (:class:`BhOffsets`, :class:`OhOffsets`, built from the
+layout by :meth:`ObsLayout.offsets`): where each slice starts, read by its
+name (``o.trick``), plus the view's flags and the game constants, so that
+numba's on-disk cache never holds a stale copy of another module's
+constants. Adding a slice is a line in the layout, a field in the game's
+offsets tuple and the kernel's code that writes it. What both games encode the same way (hand, cards
+played, taken, scores, hand number, dealer, leader, current trick, all
+hands) is one shared helper, :func:`_encode_shared`.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -77,6 +80,65 @@ def _multiplier(scale: float) -> float:
 
 
 _BAD_STATE = -2  # kernel result: the state's arrays do not fit the layout (batch, seats, cards)
+_OPTIONAL_SLICES = ("all_hands",)  # slices only some views have; their offset is -1 elsewhere
+
+
+class BhOffsets(NamedTuple):
+    """What the Bob's Hat encoder needs to know of a config and view: every slice's offset by name
+    (:meth:`ObsLayout.offsets`), sizes, the view's flags (0/1) and the game's constants."""
+
+    players: int
+    n_cards: int
+    n_hand_number: int
+    hand: int
+    played: int
+    bids: int
+    no_bid_left: int
+    taken: int
+    scores: int
+    hat_value: int
+    phase: int  # the first one-hot slice: the one-hot block runs from here to the end of ``trick``
+    trump: int
+    hand_number: int
+    dealer: int
+    hat_holder: int
+    leader: int
+    trick: int
+    all_hands: int  # -1 unless the full view
+    own_hand: int  # the observer's hand is shown (not the public view)
+    full: int
+    secret: int  # secret bidding
+    no_bid: int  # the no-bid option
+    bid_phase: int
+    n_codes: int  # bid codes
+    hidden_code: int  # stands for a secret bid not yet revealed
+
+
+class OhOffsets(NamedTuple):
+    """:class:`BhOffsets` for Oh Hell."""
+
+    players: int
+    n_cards: int
+    n_hand_number: int
+    hand: int
+    played: int
+    bids: int
+    taken: int
+    scores: int
+    phase: int  # the first one-hot slice: the one-hot block runs from here to the end of ``trick``
+    trump_suit: int
+    trump_card: int
+    hand_number: int
+    hand_size: int
+    dealer: int
+    leader: int
+    trick: int
+    all_hands: int  # -1 unless the full view
+    own_hand: int
+    full: int
+    bid_phase: int
+    play_phase: int
+    max_bid: int
 
 
 @dataclass(frozen=True)
@@ -99,6 +161,10 @@ class ObsLayout:
             start += size
         return out
 
+    def shape_of(self, name: str) -> tuple[int, ...]:
+        """The shape of slice ``name``."""
+        return self.shapes[self.names.index(name)]
+
     @functools.cached_property
     def size(self) -> int:
         return sum(int(np.prod(s)) for s in self.shapes)
@@ -114,6 +180,26 @@ class ObsLayout:
         if vec.shape != (self.size,):
             raise ValueError(f"expected an observation of shape ({self.size},), got {vec.shape}")
         return {name: vec[sl].reshape(shape) for (name, sl), shape in zip(self.slices.items(), self.shapes)}
+
+    def offsets(self, cls: type, **values: int) -> tuple:
+        """A ``cls`` (a NamedTuple of ints): each field named after a slice holds where the slice starts
+        (``all_hands``, only in the full view, is -1 elsewhere), the other fields come from ``values``.
+
+        Kernels take it as a plain tuple (numba types those at a call the
+        quickest) and rebuild it to read the offsets by name:
+        ``o = BhOffsets(*offsets)``, then ``o.trick``.
+        """
+        out = {}
+        for name in cls._fields:
+            if name in values:
+                out[name] = int(values[name])
+            elif name in self.slices:
+                out[name] = self.slices[name].start
+            elif name in _OPTIONAL_SLICES:
+                out[name] = -1
+            else:
+                raise ValueError(f"{cls.__name__}.{name} is neither a slice of this layout nor given")
+        return tuple(cls(**out))
 
     def table(self) -> str:
         """A Markdown table of the slices (name, offset, shape), for docs."""
@@ -228,39 +314,36 @@ def _shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _encode_shared(
-    out, g, me, P, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
-    o_hand, o_played, o_taken, o_scores, o_onehot, o_hand_number, n_hand_number, o_dealer, o_leader, o_trick,
-    o_all, own_hand, full,
-):  # fmt: skip
+def _encode_shared(out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick):
     """Write what both games encode alike into row ``g`` of ``out``, and clear the one-hot block.
 
-    ``me`` is the observer (0..P-1), ``taken`` is (B, P, K) with K counts
-    per seat, the ``o_*`` are slice offsets from the layout (``o_all`` only
-    read in the full view). The one-hot block runs from ``o_onehot`` to the
-    end of the trick slice; the caller then sets the ones of its own one-hot
-    slices there. The game has passed :func:`_shared_ok`.
+    ``me`` is the observer (0..P-1), ``o`` the game's offsets tuple
+    (:class:`BhOffsets` or :class:`OhOffsets`: both name these fields
+    alike), ``taken`` is (B, P, K) with K counts per seat. The one-hot block
+    runs from ``o.phase`` to the end of the trick slice; the caller then
+    sets the ones of its own one-hot slices there. The game has passed
+    :func:`_shared_ok`.
     """
-    n_cards, n_taken = hands.shape[2], taken.shape[2]
+    P, n_cards, n_taken = o.players, hands.shape[2], taken.shape[2]
     for c in range(n_cards):
-        out[g, _U(o_hand + c)] = np.float32(hands[g, me, c]) if own_hand else np.float32(0.0)
+        out[g, _U(o.hand + c)] = np.float32(hands[g, me, c]) if o.own_hand else np.float32(0.0)
     for c in range(n_cards):
-        out[g, _U(o_played + c)] = np.float32(played[g, c])
-    for i in range(o_onehot, o_trick + P * n_cards):
+        out[g, _U(o.played + c)] = np.float32(played[g, c])
+    for i in range(o.phase, o.trick + P * n_cards):
         out[g, _U(i)] = 0.0
     s = me  # absolute seat of relative seat r
     for r in range(P):
         for k in range(n_taken):
-            out[g, _U(o_taken + r * n_taken + k)] = np.float32(np.float64(taken[g, s, k]) * taken_mul)
-        out[g, _U(o_scores + r)] = np.float32(np.float64(scores[g, s]) * score_mul)
-        _set(out, g, o_trick + r * n_cards, n_cards, np.int64(trick[g, s]))  # -1: no card yet
-        if full:
+            out[g, _U(o.taken + r * n_taken + k)] = np.float32(np.float64(taken[g, s, k]) * taken_mul)
+        out[g, _U(o.scores + r)] = np.float32(np.float64(scores[g, s]) * score_mul)
+        _set(out, g, o.trick + r * n_cards, n_cards, np.int64(trick[g, s]))  # -1: no card yet
+        if o.full:
             for c in range(n_cards):
-                out[g, _U(o_all + r * n_cards + c)] = np.float32(hands[g, s, c])
+                out[g, _U(o.all_hands + r * n_cards + c)] = np.float32(hands[g, s, c])
         s = s + 1 if s + 1 < P else 0
-    _set(out, g, o_hand_number, n_hand_number, np.int64(hand_no[g]))
-    _set(out, g, o_dealer, P, _rel(np.int64(dealer[g]), me, P))
-    _set(out, g, o_leader, P, _rel(np.int64(leader[g]), me, P))
+    _set(out, g, o.hand_number, o.n_hand_number, np.int64(hand_no[g]))
+    _set(out, g, o.dealer, P, _rel(np.int64(dealer[g]), me, P))
+    _set(out, g, o.leader, P, _rel(np.int64(leader[g]), me, P))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -309,19 +392,19 @@ def bh_layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
 
 
 def _bh_params(cfg: BobsHatConfig, view: str) -> tuple[int, tuple[int, ...]]:
-    """(size, kernel ints) of a config and view: slice offsets, sizes, flags and game constants."""
+    """(size, :class:`BhOffsets` as a plain tuple) of a config and view."""
     layout = bh_layout(cfg, view)
-    sl = layout.slices
-    ints = (
-        cfg.players, BH_N_CARDS, layout.shapes[layout.names.index("hand_number")][0],
-        sl["hand"].start, sl["played"].start, sl["bids"].start, sl["no_bid_left"].start, sl["taken"].start,
-        sl["scores"].start, sl["hat_value"].start, sl["phase"].start, sl["trump"].start, sl["hand_number"].start,
-        sl["dealer"].start, sl["hat_holder"].start, sl["leader"].start, sl["trick"].start,
-        sl["all_hands"].start if view == "full" else -1,
-        int(view != "public"), int(view == "full"), int(cfg.secret_bidding), int(cfg.no_bid),
-        bh.BID, bh.N_BID_CODES, _HIDDEN_BID,
+    offsets = layout.offsets(
+        BhOffsets, players=cfg.players, n_cards=BH_N_CARDS, n_hand_number=layout.shape_of("hand_number")[0],
+        own_hand=view != "public", full=view == "full", secret=cfg.secret_bidding, no_bid=cfg.no_bid,
+        bid_phase=bh.BID, n_codes=bh.N_BID_CODES, hidden_code=_HIDDEN_BID,
     )  # fmt: skip
-    return layout.size, ints
+    return layout.size, offsets
+
+
+def bh_offsets(cfg: BobsHatConfig, view: str = "private") -> tuple[int, ...]:
+    """The :class:`BhOffsets` of a config and view, as the plain tuple compiled readers take."""
+    return _params(_BH_PARAMS, _bh_params, cfg, view)[1]
 
 
 _BH_PARAMS: dict = {}
@@ -332,18 +415,15 @@ _SCORE_MUL = _multiplier(SCORE_SCALE)
 @batch_kernel
 def _bh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
-    bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, ints, taken_mul, score_mul,
+    bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, offsets, taken_mul, score_mul,
 ):  # fmt: skip
     """Fill ``out`` (B, D) with Bob's Hat observations, one row per game, every cell written.
 
-    Returns -1, or a failure code for :func:`_check_result`.
+    ``offsets`` is a :class:`BhOffsets` as a plain tuple. Returns -1, or a
+    failure code for :func:`_check_result`.
     """
-    (
-        P, n_cards, n_hand_number,
-        o_hand, o_played, o_bids, o_no_bid, o_taken, o_scores, o_hat, o_phase, o_trump, o_hand_number,
-        o_dealer, o_holder, o_leader, o_trick, o_all,
-        own_hand, full, secret, no_bid, bid_phase, n_codes, hidden_code,
-    ) = ints  # fmt: skip
+    o = BhOffsets(*offsets)
+    P, n_cards, n_hand_number, n_codes = o.players, o.n_cards, o.n_hand_number, o.n_codes
     B = out.shape[0]
     per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], n_bids.shape[0], phase.shape[0],
                 hat_value.shape[0], trump.shape[0], hat_holder.shape[0], seat.shape[0] if each else B)  # fmt: skip
@@ -368,27 +448,25 @@ def _bh_kernel(
         g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
         _encode_shared(
-            out, g, me, P, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
-            o_hand, o_played, o_taken, o_scores, o_phase, o_hand_number, n_hand_number, o_dealer, o_leader,
-            o_trick, o_all, own_hand, full,
-        )  # fmt: skip
+            out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick
+        )
         ph, holder = np.int64(phase[g]), np.int64(hat_holder[g])
         # Secret bids stay hidden until everybody has bid; the observer sees its own.
-        hide = secret and ph == bid_phase and n_bids[g] < P
+        hide = o.secret and ph == o.bid_phase and n_bids[g] < P
         s = me
         for r in range(P):
             code = np.int64(bids[g, s])  # -1: no bid yet
             if hide and r != 0 and code >= 0:
-                code = hidden_code
+                code = o.hidden_code
             for k in range(6):
-                out[g, _U(o_bids + 6 * r + k)] = bid_features[code + 1, k]
-            out[g, _U(o_no_bid + r)] = 1.0 if no_bid and not no_bid_used[g, s] else 0.0
+                out[g, _U(o.bids + 6 * r + k)] = bid_features[code + 1, k]
+            out[g, _U(o.no_bid_left + r)] = 1.0 if o.no_bid and not no_bid_used[g, s] else 0.0
             s = s + 1 if s + 1 < P else 0
-        out[g, _U(o_hat)] = 1.0 if hat_value[g] == 10 else 0.0
-        out[g, _U(o_hat + 1)] = 1.0 if hat_value[g] == -10 else 0.0
-        _set(out, g, o_phase, 3, ph)  # hat, bid, play; all zero waiting for a deal or done
-        _set(out, g, o_trump, 4, np.int64(trump[g]))
-        _set(out, g, o_holder, P + 1, 0 if holder < 0 else _rel(holder, me, P) + 1)  # 0: the centre
+        out[g, _U(o.hat_value)] = 1.0 if hat_value[g] == 10 else 0.0
+        out[g, _U(o.hat_value + 1)] = 1.0 if hat_value[g] == -10 else 0.0
+        _set(out, g, o.phase, 3, ph)  # hat, bid, play; all zero waiting for a deal or done
+        _set(out, g, o.trump, 4, np.int64(trump[g]))
+        _set(out, g, o.hat_holder, P + 1, 0 if holder < 0 else _rel(holder, me, P) + 1)  # 0: the centre
     return -1
 
 
@@ -406,7 +484,7 @@ def bh_observe(
     has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
     fill (every cell is overwritten) and is returned.
     """
-    size, ints = _params(_BH_PARAMS, _bh_params, cfg, view)
+    size, offsets = _params(_BH_PARAMS, _bh_params, cfg, view)
     B = state.phase.shape[0]
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
@@ -414,7 +492,7 @@ def bh_observe(
     bad = _bh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
         s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
-        _BID_FEATURES, ints, _TAKEN_MUL, _SCORE_MUL,
+        _BID_FEATURES, offsets, _TAKEN_MUL, _SCORE_MUL,
     )  # fmt: skip
     _check_result(bad, B, cfg.players, me, each)
     if out is None or buf is out:
@@ -497,18 +575,18 @@ def oh_layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
 
 
 def _oh_params(cfg: OhHellConfig, view: str) -> tuple[int, tuple[int, ...]]:
-    """(size, kernel ints) of a config and view: slice offsets, sizes, flags and game constants."""
+    """(size, :class:`OhOffsets` as a plain tuple) of a config and view."""
     layout = oh_layout(cfg, view)
-    sl = layout.slices
-    ints = (
-        cfg.players, OH_N_CARDS, layout.shapes[layout.names.index("hand_number")][0],
-        sl["hand"].start, sl["played"].start, sl["bids"].start, sl["taken"].start, sl["scores"].start,
-        sl["phase"].start, sl["trump_suit"].start, sl["trump_card"].start, sl["hand_number"].start,
-        sl["hand_size"].start, sl["dealer"].start, sl["leader"].start, sl["trick"].start,
-        sl["all_hands"].start if view == "full" else -1,
-        int(view != "public"), int(view == "full"), oh.BID, oh.PLAY, oh.MAX_BID,
+    offsets = layout.offsets(
+        OhOffsets, players=cfg.players, n_cards=OH_N_CARDS, n_hand_number=layout.shape_of("hand_number")[0],
+        own_hand=view != "public", full=view == "full", bid_phase=oh.BID, play_phase=oh.PLAY, max_bid=oh.MAX_BID,
     )  # fmt: skip
-    return layout.size, ints
+    return layout.size, offsets
+
+
+def oh_offsets(cfg: OhHellConfig, view: str = "private") -> tuple[int, ...]:
+    """The :class:`OhOffsets` of a config and view, as the plain tuple compiled readers take."""
+    return _params(_OH_PARAMS, _oh_params, cfg, view)[1]
 
 
 _OH_PARAMS: dict = {}
@@ -518,18 +596,15 @@ _OH_TAKEN_MUL = _multiplier(OH_TAKEN_SCALE)
 @batch_kernel
 def _oh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
-    bids, phase, trump_card, hand_size, suit_of, ints, taken_mul, score_mul,
+    bids, phase, trump_card, hand_size, suit_of, offsets, taken_mul, score_mul,
 ):  # fmt: skip
     """Fill ``out`` (B, D) with Oh Hell observations, one row per game, every cell written.
 
-    Returns -1, or a failure code for :func:`_check_result`.
+    ``offsets`` is an :class:`OhOffsets` as a plain tuple. Returns -1, or a
+    failure code for :func:`_check_result`.
     """
-    (
-        P, n_cards, n_hand_number,
-        o_hand, o_played, o_bids, o_taken, o_scores, o_phase, o_suit, o_trump_card, o_hand_number,
-        o_hand_size, o_dealer, o_leader, o_trick, o_all,
-        own_hand, full, bid_phase, play_phase, max_bid,
-    ) = ints  # fmt: skip
+    o = OhOffsets(*offsets)
+    P, n_cards, n_hand_number, max_bid = o.players, o.n_cards, o.n_hand_number, o.max_bid
     B = out.shape[0]
     per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], phase.shape[0], trump_card.shape[0],
                 hand_size.shape[0], seat.shape[0] if each else B)  # fmt: skip
@@ -550,23 +625,21 @@ def _oh_kernel(
         g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
         _encode_shared(
-            out, g, me, P, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
-            o_hand, o_played, o_taken, o_scores, o_phase, o_hand_number, n_hand_number, o_dealer, o_leader,
-            o_trick, o_all, own_hand, full,
-        )  # fmt: skip
+            out, g, me, o, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick
+        )
         n_cols = max_bid + 2
-        for i in range(o_bids, o_bids + P * n_cols):
+        for i in range(o.bids, o.bids + P * n_cols):
             out[g, _U(i)] = 0.0
         s = me
         for r in range(P):  # bids are open: one-hot of bid + 1, column 0 = no bid yet
-            _set(out, g, o_bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1)
+            _set(out, g, o.bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1)
             s = s + 1 if s + 1 < P else 0
         ph, card = np.int64(phase[g]), np.int64(trump_card[g])
-        _set(out, g, o_phase, 2, ph - bid_phase if ph == bid_phase or ph == play_phase else -1)
+        _set(out, g, o.phase, 2, ph - o.bid_phase if ph == o.bid_phase or ph == o.play_phase else -1)
         if card >= 0:  # no trump before the deal
-            _set(out, g, o_suit, 4, suit_of[card])
-            _set(out, g, o_trump_card, n_cards, card)
-        _set(out, g, o_hand_size, max_bid, np.int64(hand_size[g]) - 1)
+            _set(out, g, o.trump_suit, 4, suit_of[card])
+            _set(out, g, o.trump_card, n_cards, card)
+        _set(out, g, o.hand_size, max_bid, np.int64(hand_size[g]) - 1)
     return -1
 
 
@@ -583,14 +656,14 @@ def oh_observe(
     public view only drops the observer's hand; the full view adds every
     seat's hand. ``seat`` and ``out`` are as in :func:`bh_observe`.
     """
-    size, ints = _params(_OH_PARAMS, _oh_params, cfg, view)
+    size, offsets = _params(_OH_PARAMS, _oh_params, cfg, view)
     B = state.phase.shape[0]
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
     s = state
     bad = _oh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
-        s.bids, s.phase, s.trump_card, s.hand_size, _OH_SUIT_OF, ints, _OH_TAKEN_MUL, _SCORE_MUL,
+        s.bids, s.phase, s.trump_card, s.hand_size, _OH_SUIT_OF, offsets, _OH_TAKEN_MUL, _SCORE_MUL,
     )  # fmt: skip
     _check_result(bad, B, cfg.players, me, each)
     if out is None or buf is out:
