@@ -45,6 +45,7 @@ from ..config import BobsHatConfig
 from . import bobs_hat as bh
 from .cards import BOBS_HAT_DECK, Deck, bh_hand_size
 from .observe import bh_layout
+from .tricks import trick_voids
 
 
 # --------------------------------------------------------------------------
@@ -72,10 +73,9 @@ class VoidTracker:
         g = np.nonzero(ok)[0]
         if not g.size:
             return
-        led = state.led_suit[g].astype(np.int64)
-        off = self.deck.suit_of[actions[g]] != led
-        g, led = g[off], led[off]
-        self.void[g, state.cur[g].astype(np.int64), led] = True
+        # the card about to be played, as a trick of one card: off the suit led, it shows a void
+        shown = trick_voids(actions[g, None], state.led_suit[g], self.deck)[:, 0]  # (n, S)
+        self.void[g, state.cur[g].astype(np.int64)] |= shown
 
     def after_step(self, result: Any) -> None:
         """Forget the voids of games that start a new hand."""
