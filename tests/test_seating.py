@@ -52,7 +52,8 @@ def test_each_agent_acts_once_on_its_rows_and_only_public_agents_get_the_record(
         for _, p in public.calls:  # the voids shown so far this hand, by absolute seat
             mine = rows[who_of_seat[seat[rows]] == 1]
             np.testing.assert_array_equal(p["void"], void[mine])
-            assert (p["void"] | ~trick_voids(state.trick, state.led_suit, BOBS_HAT_DECK)[mine]).all()  # the current trick's among them
+            shown_now = trick_voids(state.trick, state.led_suit, BOBS_HAT_DECK)[mine]
+            assert (p["void"] | ~shown_now).all()  # the current trick's among them
             shown += int(p["void"].sum())
         seats.before_step(state, out, active)
         g = np.nonzero(active & (state.phase == game.module.PLAY) & (state.n_in_trick > 0))[0]
