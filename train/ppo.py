@@ -13,6 +13,8 @@ named phases, each a function of what it is given:
 3. :func:`evaluate_and_log`: the ``charts/`` and ``losses/`` scalars, and a
    duplicate evaluation when one is due;
 4. a frozen snapshot of the policy joins the pool, every ``snapshot_every``;
+   an exploiter of it (:func:`train.exploit.add_exploiter`), every
+   ``exploiters_every``;
 5. :func:`checkpoint`: ``ckpt.pt`` and ``policy.pt``.
 
 The rollout seam (for distributed rollouts)
@@ -40,11 +42,12 @@ One policy for all seats
     sampled, no gradient.
 
 Who plays (:mod:`train.selfplay`)
-    Game ``i`` of the batch seats the learner in one seat and one opponent
-    from the pool (heuristic bots and frozen past snapshots, drawn by PFSP)
-    in the others; with probability ``self_play_prob`` the current policy
-    plays every seat instead. Seat and opponent are drawn again when the game
-    ends. Only the learner's decisions are trained on.
+    Game ``i`` of the batch seats the learner in one seat (``learner_seats``
+    of them) and one opponent from the pool (heuristic bots, frozen past
+    snapshots and exploiters of the policy, drawn by PFSP) in the others;
+    with probability ``self_play_prob`` the current policy plays every seat
+    instead. Seat and opponent are drawn again when the game ends. Only the
+    learner's decisions are trained on.
 
 Rewards and episodes in a turn-based game
     Seats take turns, so a learner decision is followed by other seats'
@@ -83,6 +86,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -153,6 +157,7 @@ class Args:
     )
     gamma: float = _arg(1.0, "discount per learner decision")
     gae_lambda: float = _arg(0.95, "GAE lambda")
+    learner_seats: int = _arg(1, "seats the learner holds in a game against the pool (the opponent holds the others)")
     # Optimization
     hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
     trump_symmetry: bool = _arg(
@@ -173,10 +178,15 @@ class Args:
     # Self-play
     heuristics: list = _arg(["simple", "strong"], "heuristic bots in the pool (random if none is registered)")
     self_play_prob: float = _arg(0.5, "share of games where the current policy plays every seat")
-    snapshot_every: int = _arg(3, "iterations between frozen snapshots added to the pool")
+    snapshot_every: int = _arg(3, "iterations between frozen snapshots added to the pool (0: none)")
     max_snapshots: int = _arg(8, "snapshots kept in the pool (oldest evicted)")
     pfsp_power: float = _arg(2.0, "PFSP weight (1 - learner win share) ** power")
     heuristic_floor: float = _arg(0.1, "minimum probability of each heuristic in the pool")
+    exploiters_every: int = _arg(
+        0, "iterations between exploiters of the current policy added to the pool (train.exploit; 0: none)"
+    )
+    exploiter_decisions: int = _arg(2_000_000, "table decisions each exploiter trains for against the frozen policy")
+    max_exploiters: int = _arg(2, "exploiters kept in the pool (oldest evicted)")
     # Evaluation, logging, checkpoints
     eval_every: int = _arg(10, "iterations between duplicate evaluations (0: only at the end, -1: never)")
     eval_deals: int = _arg(64, "deals per evaluation (each played once per seat)")
@@ -290,9 +300,16 @@ def check_args(args: Args) -> None:
     """Reject settings that cannot run, naming the field."""
     if args.train_for not in TRAIN_FOR:
         raise ValueError(f"train_for must be one of {', '.join(TRAIN_FOR)}, got {args.train_for!r}")
-    for name in ("num_envs", "minibatch_size", "update_epochs", "snapshot_every", "checkpoint_every"):
+    for name in ("num_envs", "minibatch_size", "update_epochs", "checkpoint_every", "max_exploiters"):
         if getattr(args, name) < 1:
             raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
+    for name in ("snapshot_every", "exploiters_every", "exploiter_decisions"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{name} must be >= 0 (0: none), got {getattr(args, name)}")
+    if args.learner_seats < 1 or 1 < args.players <= args.learner_seats:
+        raise ValueError(
+            f"learner_seats must be 1-{args.players - 1} with {args.players} players, got {args.learner_seats}"
+        )
     if args.num_steps < 0:
         raise ValueError(f"num_steps must be >= 0 (0: one whole game), got {args.num_steps}")
     if args.total_decisions < 0:
@@ -609,7 +626,8 @@ class RolloutCollector:
     end), ``gen`` (draws of seats and opponents) and ``args`` (rollout
     length, rewards, GAE, bf16). Action sampling draws from torch's global
     RNG, seeded by :func:`train`. Game ``i`` of the env seats the learner in
-    ``learner_seat[i]`` and pool member ``opp[i]`` in the other seats
+    ``learner_seats[i]`` (``args.learner_seats`` distinct seats; its first
+    is ``learner_seat[i]``) and pool member ``opp[i]`` in the other seats
     (``SELF``: the learner everywhere); both are drawn again when it ends.
     The env, the seating and the running episodes carry over from one
     rollout to the next.
@@ -623,9 +641,10 @@ class RolloutCollector:
         B, P, A = env.num_envs, game.players, game.n_actions
         self.ts = env.reset(seed=seed)
         self.rows_all = np.arange(B)
-        self.learner_seat = gen.integers(P, size=B)  # the learner's seat in each game
-        self.opp = pool.sample(B, gen)  # pool member in the other seats (SELF: the learner everywhere)
-        self.is_learner = (self.opp == SELF)[:, None] | (np.arange(P)[None, :] == self.learner_seat[:, None])  # (B, P)
+        self.learner_seats = np.zeros((B, args.learner_seats), dtype=np.int64)  # the learner's seats in each game
+        self.opp = np.zeros(B, dtype=np.int64)  # pool member in the other seats (SELF: the learner everywhere)
+        self.is_learner = np.zeros((B, P), dtype=bool)  # (B, P)
+        self._seat_games(self.rows_all)
         self.seats = SeatDispatch(game, B, [m.agent for m in pool.members])  # with the public void record
 
         # storage: at most one learner decision per game and step
@@ -749,19 +768,46 @@ class RolloutCollector:
         if ts.done.any():
             self._games_ended(np.nonzero(ts.done)[0])
 
+    @property
+    def learner_seat(self) -> np.ndarray:
+        """(B,) the learner's (first) seat in each game: a view, so writing to it seats the learner."""
+        return self.learner_seats[:, 0]
+
+    def _seated(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), P) whether each seat of games ``rows`` is one of the learner's seats against the pool."""
+        P = self.env.game.players
+        return (np.arange(P)[None, None, :] == self.learner_seats[rows][:, :, None]).any(axis=1)
+
+    def _seat_games(self, rows: np.ndarray) -> None:
+        """Draw the learner's seats and the opponent of games ``rows`` (at the start, and when a game ends).
+
+        One learner seat is one draw per game; several are the first
+        ``learner_seats`` of a random order of the seats.
+        """
+        P, k, n = self.env.game.players, self.learner_seats.shape[1], rows.size
+        if k == 1:
+            self.learner_seats[rows, 0] = self.gen.integers(P, size=n)
+        else:
+            self.learner_seats[rows] = np.argsort(self.gen.random((n, P)), axis=1)[:, :k]
+        self.opp[rows] = self.pool.sample(n, self.gen)
+        self.is_learner[rows] = (self.opp[rows] == SELF)[:, None] | self._seated(rows)
+
     def _games_ended(self, d: np.ndarray) -> None:
-        """Record the learner's results in games ``d`` (PFSP), then draw their new seats and opponents."""
-        P, opp, seat = self.env.game.players, self.opp, self.learner_seat
+        """Record the learner's results in games ``d`` (PFSP), then draw their new seats and opponents.
+
+        With several learner seats, its total and win share are the means over them.
+        """
+        opp = self.opp
         vs_pool = d[opp[d] != SELF]
         if vs_pool.size:
             totals = self.ts.final_scores[vs_pool]
-            share = win_shares(totals)[np.arange(vs_pool.size), seat[vs_pool]]
-            self._results.append((opp[vs_pool], totals[np.arange(vs_pool.size), seat[vs_pool]], share))
+            seated = self._seated(vs_pool)
+            k = self.learner_seats.shape[1]
+            share = (win_shares(totals) * seated).sum(axis=1) / k
+            self._results.append((opp[vs_pool], (totals * seated).sum(axis=1) / k, share))
             self.pool.record(opp[vs_pool], share)
         self._self_games += d.size - vs_pool.size
-        seat[d] = self.gen.integers(P, size=d.size)
-        opp[d] = self.pool.sample(d.size, self.gen)
-        self.is_learner[d] = (opp[d] == SELF)[:, None] | (np.arange(P)[None, :] == seat[d, None])
+        self._seat_games(d)
 
     def _bootstrap(self) -> np.ndarray:
         """(B, P) value of the current state, from each seat whose episode runs on past the rollout."""
@@ -778,11 +824,12 @@ class RolloutCollector:
     def replace_evicted(self, evicted: int) -> None:
         """After the pool evicted member ``evicted``: games keep their opponent (later indices move down by
         one); the evicted member's games draw a new one."""
-        P, opp = self.env.game.players, self.opp
+        opp = self.opp
         gone = opp == evicted
         opp[opp > evicted] -= 1
-        opp[gone] = self.pool.sample(int(gone.sum()), self.gen)
-        self.is_learner[gone] = (opp[gone] == SELF)[:, None] | (np.arange(P) == self.learner_seat[gone, None])
+        rows = np.nonzero(gone)[0]
+        opp[rows] = self.pool.sample(rows.size, self.gen)
+        self.is_learner[rows] = (opp[rows] == SELF)[:, None] | self._seated(rows)
 
 
 # --------------------------------------------------------------------------
@@ -895,7 +942,7 @@ def evaluate_and_log(
     probs = pool.probs()
     stats["charts/pool_size"] = len(pool.members)
     stats["charts/pool_self_play_share"] = batch.self_play_games / max(batch.games, 1)
-    for kind in ("heuristic", "snapshot"):
+    for kind in ("heuristic", "snapshot", "exploiter"):
         stats[f"charts/pool_{kind}_prob"] = float(sum(p for p, m in zip(probs, pool.members) if m.kind == kind))
     for m, pr in zip(pool.members, probs):
         if m.kind == "heuristic":
@@ -931,23 +978,28 @@ def checkpoint(
 
 
 def _set_up(
-    args: Args, game: Any, ckpt_path: Path
+    args: Args, game: Any, ckpt_path: Path, opponents: Callable[[Any], OpponentPool] | None = None
 ) -> tuple[np.random.Generator, PolicyNet, Any, OpponentPool, Counters]:
-    """Seeds, the network, its optimizer and the opponent pool; restored from ``ckpt_path`` with ``resume``."""
+    """Seeds, the network, its optimizer and the opponent pool (``opponents(game)``, else the one ``args``
+    describe); restored from ``ckpt_path`` with ``resume``."""
     gen = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
     symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
     features = TrickFeatures.for_game(game.name, game.config) if args.trick_features else None
     net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry, features)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-    pool = OpponentPool(
-        game,
-        list(args.heuristics),
-        max_snapshots=args.max_snapshots,
-        pfsp_power=args.pfsp_power,
-        heuristic_floor=args.heuristic_floor,
-        self_play_prob=args.self_play_prob,
-        seed=args.seed,
+    pool = (
+        opponents(game)
+        if opponents is not None
+        else OpponentPool(
+            game,
+            list(args.heuristics),
+            max_snapshots=args.max_snapshots,
+            pfsp_power=args.pfsp_power,
+            heuristic_floor=args.heuristic_floor,
+            self_play_prob=args.self_play_prob,
+            seed=args.seed,
+        )
     )
     counters = Counters()
     if args.resume:
@@ -965,11 +1017,19 @@ def _set_up(
 
 
 # --------------------------------------------------------------------------
-def train(args: Args) -> dict[str, Any]:
+def train(
+    args: Args,
+    opponents: Callable[[Any], OpponentPool] | None = None,
+    evaluate: Callable[[PolicyNet, Counters], dict[str, float]] | None = None,
+) -> dict[str, Any]:
     """Run PPO with self-play as configured; returns a summary of the run (the last iteration's scalars).
 
     Each iteration: :meth:`RolloutCollector.collect_rollout`, :func:`ppo_update`,
-    :func:`evaluate_and_log`, a snapshot into the pool, :func:`checkpoint`.
+    :func:`evaluate_and_log`, a snapshot into the pool, an exploiter into the pool
+    (``exploiters_every``), :func:`checkpoint`. Two hooks let other runs use the same loop
+    (:mod:`train.exploit`): ``opponents(game)`` builds the pool instead of the one ``args``
+    describe (a resumed run loads its saved state into it), and ``evaluate(net, counters)``
+    returns more scalars to log whenever an evaluation is due.
     """
     check_args(args)
     run_name = default_run_name(args)
@@ -981,7 +1041,7 @@ def train(args: Args) -> dict[str, Any]:
     game = make_game(args.game, players=args.players, **args.game_options)
     check_run_dir(run_dir, create=not args.resume)
     remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
-    gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path)
+    gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents)
     # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice)
     writer = SummaryWriter(str(run_dir), purge_step=counters.global_step + 1 if args.resume else None)
     if not args.resume:
@@ -1027,11 +1087,22 @@ def train(args: Args) -> dict[str, Any]:
         last = budget_used() >= 1.0
         due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
         stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
+        for key, value in (evaluate(net, counters) if due and evaluate is not None else {}).items():
+            stats[key] = value
+            writer.add_scalar(key, value, counters.global_step)
         ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
         progress.update(batch.env_steps, f"it {it} ret {ret:+.2f}")
 
-        if it % args.snapshot_every == 0:
+        if args.snapshot_every and it % args.snapshot_every == 0:
             evicted = pool.add_snapshot(net, counters.global_step)
+            if evicted is not None:
+                collector.replace_evicted(evicted)
+        if args.exploiters_every and it % args.exploiters_every == 0:
+            from train.exploit import add_exploiter  # noqa: PLC0415 - its own module, over this one's phases
+
+            evicted, found = add_exploiter(pool, net, args, game, counters.global_step, gen)
+            for key, value in found.items():
+                writer.add_scalar(key, value, counters.global_step)
             if evicted is not None:
                 collector.replace_evicted(evicted)
         if last or it % args.checkpoint_every == 0:

@@ -11,7 +11,14 @@ holds
   ``heuristic_floor`` of the probability each, so the learner cannot forget
   how to beat them;
 - frozen snapshots of the learner, one added every ``snapshot_every``
-  iterations, the oldest evicted beyond ``max_snapshots``.
+  iterations, the oldest evicted beyond ``max_snapshots``;
+- exploiters of the learner (:func:`train.exploit.add_exploiter`): short
+  best responses trained against a frozen copy of it, one added every
+  ``exploiters_every`` iterations, the oldest evicted beyond
+  ``max_exploiters``.
+
+A pool may also hold one fixed opponent only (:meth:`OpponentPool.fixed`):
+the target of an exploit run, any agent spec.
 
 Opponents are drawn by prioritized fictitious self-play (PFSP, as in
 AlphaStar): opponent ``j`` has weight ``(1 - w_j) ** pfsp_power`` where
@@ -35,6 +42,7 @@ from agents.ppo_agent import PolicyNet, PPOAgent, policy_from_tensors
 from bobshat_env.games import Game
 
 SELF = -1  # opponent index of a pure self-play game
+POLICY_KINDS = ("snapshot", "exploiter")  # members that are networks of the learner's shape, saved as weights
 
 
 @dataclass
@@ -42,7 +50,7 @@ class Member:
     """One opponent of the pool: its agent and the learner's record against it."""
 
     name: str
-    kind: str  # "heuristic" or "snapshot"
+    kind: str  # "heuristic" (a bot rebuilt from its spec ``name``), "snapshot" or "exploiter"
     agent: Any
     wins: float = 0.0  # decayed sum of the learner's win shares
     games: float = 0.0  # decayed number of games
@@ -92,6 +100,14 @@ class OpponentPool:
     def _seed(self, i: int) -> int:
         return int(np.random.SeedSequence([self.seed, i, len(self.members)]).generate_state(1)[0])
 
+    @classmethod
+    def fixed(cls, game: Game, spec: str, agent: Any, seed: int = 0) -> OpponentPool:
+        """A pool of one opponent, ``agent`` (built from the agent spec ``spec``), in every game: no self-play,
+        no snapshots. A checkpoint saves it by its spec; resuming rebuilds it with ``make_agent(spec)``."""
+        pool = cls(game, ["random"], max_snapshots=0, heuristic_floor=1.0, self_play_prob=0.0, seed=seed)
+        pool.members = [Member(spec, "heuristic", agent)]
+        return pool
+
     # ----------------------------------------------------------------------
     @property
     def names(self) -> list[str]:
@@ -132,16 +148,27 @@ class OpponentPool:
         Returns the index the evicted member had (members after it move down
         by one), or None.
         """
+        self.total_snapshots += 1
+        seed = self._seed(self.total_snapshots)
+        return self._add_policy("snapshot", net, step, self.snapshot_sample, seed, self.max_snapshots)
+
+    def add_exploiter(self, net: PolicyNet, step: int, max_exploiters: int) -> int | None:
+        """Add a frozen copy of the exploiter ``net`` (trained against the policy at ``step``), playing greedily:
+        its greedy play is what was measured to beat the policy. Evicts the oldest beyond ``max_exploiters``;
+        returns the index the evicted member had, or None."""
+        seed = self._seed(10_000 + step)
+        return self._add_policy("exploiter", net, step, False, seed, max_exploiters)
+
+    def _add_policy(self, kind: str, net: PolicyNet, step: int, sample: bool, seed: int, limit: int) -> int | None:
         frozen = net.clone_frozen()
         frozen.eval().requires_grad_(False)
-        self.total_snapshots += 1
-        name = f"snapshot@{step}"
-        agent = PPOAgent(frozen, sample=self.snapshot_sample, seed=self._seed(self.total_snapshots), name=name)
-        self.members.append(Member(name, "snapshot", agent, step=step, net=frozen))
-        snaps = [i for i, m in enumerate(self.members) if m.kind == "snapshot"]
-        if len(snaps) > self.max_snapshots:
-            del self.members[snaps[0]]
-            return snaps[0]
+        name = f"{kind}@{step}"
+        agent = PPOAgent(frozen, sample=sample, seed=seed, name=name)
+        self.members.append(Member(name, kind, agent, step=step, net=frozen))
+        same = [i for i, m in enumerate(self.members) if m.kind == kind]
+        if len(same) > limit:
+            del self.members[same[0]]
+            return same[0]
         return None
 
     # ----------------------------------------------------------------------
@@ -156,14 +183,20 @@ class OpponentPool:
         return tensors, {"members": meta, "total_snapshots": self.total_snapshots}
 
     def load_state(self, tensors: dict[str, torch.Tensor], meta: dict[str, Any], net_meta: dict[str, Any]) -> None:
-        """Restore members saved by :meth:`state` (heuristics rebuilt by name)."""
+        """Restore members saved by :meth:`state`: networks from their weights; a heuristic this pool already
+        holds under the same name (spec) is kept as it is (an exploit run's target: the very agent it was
+        given), another is rebuilt with ``make_agent(name)``."""
+        kept = {m.name: m.agent for m in self.members if m.kind == "heuristic"}
         self.members = []
         self.total_snapshots = int(meta["total_snapshots"])
         for i, d in enumerate(meta["members"]):
-            if d["kind"] == "snapshot":
+            if d["kind"] in POLICY_KINDS:
                 net = policy_from_tensors(tensors, net_meta, prefix=f"pool.{i}.")
                 net.eval().requires_grad_(False)
-                agent = PPOAgent(net, sample=self.snapshot_sample, seed=self._seed(1000 + i), name=d["name"])
+                sample = self.snapshot_sample and d["kind"] == "snapshot"
+                agent = PPOAgent(net, sample=sample, seed=self._seed(1000 + i), name=d["name"])
+            elif d["name"] in kept:
+                net, agent = None, kept[d["name"]]
             else:
                 net, agent = None, make_agent(d["name"], self.game, seed=self._seed(i))
             self.members.append(Member(d["name"], d["kind"], agent, d["wins"], d["games"], d["step"], net))
