@@ -4,8 +4,9 @@ Subcommands: ``simulate`` (bots play each other, with a results table and
 optional records), ``replay`` (check records against the rules), ``eval``
 (duplicate tournaments), ``bids`` (the bidding benchmark: regret against
 oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
-watch and replay in the browser), ``bench`` (throughput against peers) and
-``train`` (PPO with self-play). Each command's ``--help`` lists its flags.
+watch and replay in the browser), ``bench`` (throughput against peers),
+``train`` (PPO with self-play) and ``exploit`` (a learned best response
+against a frozen bot). Each command's ``--help`` lists its flags.
 Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -291,6 +292,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     return train_main(list(args.train_args))
 
 
+def cmd_exploit(args: argparse.Namespace) -> int:
+    """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
+    from train.exploit import cli_exploit, preset_game  # imports torch
+
+    args.game, args.players = preset_game(args.config, args.game, args.players)
+    for flag in ("seats", "eval_deals"):
+        if getattr(args, flag) < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
+    check_outputs(args, "json")
+    return cli_exploit(args, {"game": args.game, **game_options(args)})
+
+
 _AGENT_LIST = "{agent specs}"  # in a help text: the registered agents, filled in when help is shown
 
 
@@ -437,6 +450,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="PPO with self-play (train/ppo.py)", prefix_chars="+", add_help=False)
     p.add_argument("train_args", nargs="*", help="--config configs/NAME.yaml [--key value ...]")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("exploit", help="how exploitable is a bot: train a best response against it (train/exploit.py)")
+    _add_game_options(p)
+    p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
+    p.add_argument("--target", required=True, help="the agent spec to exploit: strong, ppo:PATH, pimc:worlds=16, ...")
+    p.add_argument("--seats", type=int, default=1, help="seats the exploiter holds; the target holds the others (1)")
+    p.add_argument("--config", default=None, help="PPO preset to start from (default configs/GAME_4p.yaml)")
+    p.add_argument("--total-decisions", type=int, default=None, help="table decisions to train for (default: preset)")
+    p.add_argument("--time-limit-min", type=float, default=None, help="minutes of training (default: the preset's)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the run and of its evaluation deals (default 1)")
+    p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations, and at the end (5)")
+    p.add_argument("--eval-deals", type=int, default=64, help="deals per evaluation point (default 64)")
+    p.add_argument("--final-deals", type=int, default=256, help="deals of the final evaluation (256; 0: none)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
+    p.add_argument("--run-name", default="", help="run folder under --runs-dir (default GAME_Pp_exploit_TARGET_sSEED)")
+    p.add_argument("--runs-dir", default="runs", help="where run folders go (default runs)")
+    p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=cmd_exploit)
     return parser
 
 
