@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The README's robustness table at a larger budget: an exploiter of each bot (`bobshat exploit`), trained
+# with the same budget, beside the bot's own duplicate margin against `strong`.
+#
+#   scripts/robustness.sh                      # 20M table decisions per exploiter (the issue's budget)
+#   DECISIONS=5000000 scripts/robustness.sh    # a smaller one
+#   MINUTES=10 scripts/robustness.sh           # also stop each run after 10 minutes of training
+#   TARGETS="bobs_hat:strong oh_hell:strong" scripts/robustness.sh   # some targets only
+#
+# Runs one exploiter at a time (each uses the machine's cores as the presets do); reports go to
+# $OUT/GAME_TARGET.json, run folders (TensorBoard, the exploiters as policy.pt) under $OUT/runs. `pimc`
+# searches at every decision, so its runs are far slower per decision than the others': give them a
+# MINUTES cap, and read the decisions each run reached in the table's budget column.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+DECISIONS=${DECISIONS:-20000000}
+MINUTES=${MINUTES:-0}
+OUT=${OUT:-runs/robustness}
+DEALS=${DEALS:-500}
+TARGETS=${TARGETS:-"bobs_hat:random bobs_hat:simple bobs_hat:strong bobs_hat:pimc:worlds=8 \
+bobs_hat:ppo:checkpoints/bobs_hat_4p.pt oh_hell:random oh_hell:simple oh_hell:strong oh_hell:ppo:checkpoints/oh_hell_4p.pt"}
+
+mkdir -p "$OUT"
+reports=()
+for item in $TARGETS; do
+  game=${item%%:*}
+  target=${item#*:}
+  name="${game}_$(echo "$target" | tr -c 'A-Za-z0-9_\n' '_')"
+  echo "== $game: exploiting $target ($DECISIONS decisions, time limit ${MINUTES} min)" >&2
+  "$PY" -m bobshat_env.cli exploit --game "$game" --target "$target" --total-decisions "$DECISIONS" \
+    --time-limit-min "$MINUTES" --final-deals "$DEALS" --runs-dir "$OUT/runs" --run-name "$name" \
+    --json "$OUT/$name.json" --quiet
+  reports+=("$OUT/$name.json")
+done
+"$PY" -m train.exploit table "${reports[@]}" --vs strong --deals "$DEALS" | tee "$OUT/table.md"
