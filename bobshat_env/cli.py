@@ -297,9 +297,6 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     from train.exploit import cli_exploit, preset_game  # imports torch
 
     args.game, args.players = preset_game(args.config, args.game, args.players)
-    for flag in ("seats", "eval_deals"):
-        if getattr(args, flag) < 1:
-            raise ConfigError(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
     check_outputs(args, "json")
     return cli_exploit(args, {"game": args.game, **game_options(args)})
 
@@ -454,15 +451,35 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("exploit", help="how exploitable is a bot: train a best response against it (train/exploit.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
-    p.add_argument("--target", required=True, help="the agent spec to exploit: strong, ppo:PATH, pimc:worlds=16, ...")
-    p.add_argument("--seats", type=int, default=1, help="seats the exploiter holds; the target holds the others (1)")
-    p.add_argument("--config", default=None, help="PPO preset to start from (default configs/GAME_4p.yaml)")
-    p.add_argument("--total-decisions", type=int, default=None, help="table decisions to train for (default: preset)")
-    p.add_argument("--time-limit-min", type=float, default=None, help="minutes of training (default: the preset's)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the run and of its evaluation deals (default 1)")
-    p.add_argument("--eval-every", type=int, default=5, help="iterations between evaluations, and at the end (5)")
-    p.add_argument("--eval-deals", type=int, default=64, help="deals per evaluation point (default 64)")
-    p.add_argument("--final-deals", type=int, default=256, help="deals of the final evaluation (256; 0: none)")
+    p.add_argument("--target", required=True, help=f"the agent spec to exploit. Agents: {_AGENT_LIST}")
+    p.add_argument(
+        "--seats", type=int_range(1), default=1, help="seats the exploiter holds; the target holds the others (1)"
+    )
+    p.add_argument(
+        "--config", default=None, help="PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)"
+    )
+    p.add_argument(
+        "--total-decisions", type=int_range(0), default=None, help="table decisions to train for (default: preset)"
+    )
+    p.add_argument(
+        "--time-limit-min",
+        type=float_range(0.0, 1e6),
+        default=None,
+        help="minutes of training (default: the preset's; 0: no limit)",
+    )
+    p.add_argument("--seed", type=SEED, default=1, help="seed of the run and of its evaluation deals (default 1)")
+    p.add_argument(
+        "--eval-every", type=int_range(0), default=5, help="iterations between evaluations, and at the end (5)"
+    )
+    p.add_argument(
+        "--eval-deals", type=int_range(2, MAX_DEALS), default=64, help="deals per evaluation point (default 64)"
+    )
+    p.add_argument(
+        "--final-deals",
+        type=int_range(0, MAX_DEALS),
+        default=256,
+        help="deals of the final evaluation (default 256; 0: none)",
+    )
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
     p.add_argument("--run-name", default="", help="run folder under --runs-dir (default GAME_Pp_exploit_TARGET_sSEED)")
     p.add_argument("--runs-dir", default="runs", help="where run folders go (default runs)")

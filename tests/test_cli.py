@@ -9,7 +9,7 @@ import pytest
 
 from bobshat_env.cli import build_parser, main
 
-COMMANDS = ("simulate", "replay", "eval", "play", "bench", "train")
+COMMANDS = ("simulate", "replay", "eval", "play", "bench", "train", "exploit")
 
 
 def test_every_command_has_help(capsys):
