@@ -6,8 +6,9 @@
 The single-agent Gymnasium view (:mod:`bobshat_env.gym`) plays every other
 seat with a bot and exposes ``action_masks()``, which MaskablePPO calls to keep
 the policy on legal moves. After training, the script plays ``--eval-games``
-games with the trained policy and, on the same deals, with a uniformly random
-policy in the learner's seat, and prints both mean totals.
+games with the trained policy and, on the same deals, with the policy as it
+was before training and with a uniformly random policy in the learner's seat,
+and prints the three mean totals: what the training bought is the difference.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         seed=args.seed,
         verbose=0,
     )
+    eval_env = make_env(args)
+
+    def greedy(o, m):
+        return int(model.predict(o, action_masks=m, deterministic=True)[0])
+
+    # an untrained network's greedy play is not uniform, so it is its own baseline
+    untrained = evaluate(eval_env, greedy, args.eval_games, 10_000)
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.timesteps)
     seconds = time.perf_counter() - t0
@@ -80,14 +88,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"saved the model to {args.save}")
 
     gen = np.random.default_rng(args.seed)
-    eval_env = make_env(args)
-    trained = evaluate(
-        eval_env, lambda o, m: int(model.predict(o, action_masks=m, deterministic=True)[0]), args.eval_games, 10_000
-    )
+    trained = evaluate(eval_env, greedy, args.eval_games, 10_000)
     random_ = evaluate(eval_env, lambda o, m: int(gen.choice(np.flatnonzero(m))), args.eval_games, 10_000)
     print(f"mean total over {args.eval_games} games vs {args.opponents}:")
-    print(f"  MaskablePPO {trained:+.2f}, uniformly random {random_:+.2f}")
-    return {"trained": trained, "random": random_, "seconds": seconds}
+    print(f"  MaskablePPO {trained:+.2f} (untrained {untrained:+.2f}), uniformly random {random_:+.2f}")
+    return {"trained": trained, "untrained": untrained, "random": random_, "seconds": seconds}
 
 
 if __name__ == "__main__":
