@@ -179,16 +179,27 @@ def test_render_shows_only_the_learners_hand():
     assert "player_1" in text and text.count("(5 cards)") == 2
 
 
-def test_maskable_ppo_example_runs():
-    pytest.importorskip("sb3_contrib")
+def test_maskable_ppo_example_learns():
+    """examples/maskable_ppo.py, briefly: 4096 steps of one-hand games against random bots, seed 0.
+
+    Measured (mean total over the same 100 deals; trained, untrained, uniformly random):
+    seed 0: +1.27, -2.59, -4.93; over seeds 0-5 training gained +3.9 to +6.6 on the
+    untrained policy and beat uniform play by +4.3 to +6.4. The thresholds sit inside
+    that spread (a regression guard, not a benchmark); about 10 s of CPU. With the
+    reward sign flipped the seed-0 policy ends at -12.2; paid the next seat's reward
+    instead of its own it gains only +2.1 on the untrained one.
+    """
+    pytest.importorskip("sb3_contrib")  # the [sb3] extra; CI installs it (scripts/install.sh --with-sb3)
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root / "examples"))
     try:
         import maskable_ppo
     finally:
         sys.path.pop(0)
-    out = maskable_ppo.main(["--timesteps", "256", "--eval-games", "2", "--hands", "1"])
-    assert set(out) == {"trained", "random", "seconds"}
+    out = maskable_ppo.main(["--timesteps", "4096", "--eval-games", "100", "--hands", "1", "--seed", "0"])
+    assert set(out) == {"trained", "untrained", "random", "seconds"}
+    assert out["trained"] - out["untrained"] > 2.5, out
+    assert out["trained"] - out["random"] > 3.0, out
 
 
 class PublicProbe(RandomAgent):
