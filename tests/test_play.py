@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from agents import available, make_agent
+from agents import available
 from bobshat_env.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import bh_card_str
@@ -487,9 +487,36 @@ def test_bots_that_need_public_facts_get_them():
     assert probe.calls > 0
 
 
-def test_default_opponent_plays_the_game():
-    for game in (make_game("bobs_hat"), make_game("oh_hell")):
-        make_agent(default_opponent(game), game, seed=0)  # registered and able to play this game
+@pytest.mark.parametrize(
+    "game_name, options",
+    [("bobs_hat", ["--hands", "2"]), ("oh_hell", ["--deal-style", "short_low", "--players", "7"])],
+)
+def test_default_opponent_plays_the_game(game_name, options, tmp_path, monkeypatch, capsys):
+    """`bobshat play` without --opponents seats the strongest bot (`strong` in both games) and plays it out."""
+    game = make_game(game_name)
+    assert default_opponent(game) == "strong"
+    path = tmp_path / "me.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 500))
+    code = main(["play", "--game", game_name, *options, "--seed", "3", "--save", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == 1
+    agents = records[0]["agents"]
+    assert agents[0] == "human" and agents[1:] == ["strong"] * (len(agents) - 1), agents
+    n, faults = replay_file(path)
+    assert n == 1 and faults == []
+
+
+def test_default_opponent_falls_back_when_strong_is_missing(monkeypatch):
+    import agents
+
+    game = make_game("oh_hell")
+    registered = agents.available()
+    monkeypatch.setattr(agents, "available", lambda: [n for n in registered if n != "strong"])
+    assert default_opponent(game) == "simple"
+    monkeypatch.setattr(agents, "available", lambda: [n for n in registered if n not in ("strong", "simple")])
+    assert default_opponent(game) == "random"
 
 
 @pytest.mark.parametrize("spec", ["strong", "simple", "bid=strong+play=simple", "pimc:worlds=4"])
