@@ -304,8 +304,25 @@ def test_bidding_and_lead_start_left_of_the_dealer(dealer):
 
 # --------------------------------------------------------------------------
 # A scripted game: scores, totals and dealer rotation
-def test_scripted_hands_scores_and_dealer_rotation():
-    cfg = OhHellConfig(players=3, deal_style="short_high", first_dealer=2)  # 1, 2, ..., 10 cards
+# Per scoring, the three hands' scores of the script below, written out by hand
+# from RULES.md 2. (Bids, tricks taken) per seat: hand 1 ([0, 1, 1], [0, 1, 0]),
+# hand 2 ([2, 0, 1], [1, 0, 1]), hand 3 ([2, 0, 0], [0, 0, 3]): bids made with
+# and without tricks, bids missed by 1, 2 and 3, under and over.
+SCRIPTED_HAND_SCORES = {
+    # tricks + 10 if made
+    "positive": ([10, 11, 0], [1, 10, 11], [0, 10, 3]),
+    # 10 + tricks if made, else 0
+    "neutral": ([10, 11, 0], [0, 10, 11], [0, 10, 0]),
+    # 10 if made, else -10 per trick off
+    "negative": ([10, 10, -10], [-10, 10, 10], [-20, 10, -30]),
+}
+
+
+@pytest.mark.parametrize("scoring", SCORINGS)
+def test_scripted_hands_scores_and_dealer_rotation(scoring):
+    cfg = OhHellConfig(players=3, deal_style="short_high", first_dealer=2, scoring=scoring)  # 1, 2, ..., 10 cards
+    expected = SCRIPTED_HAND_SCORES[scoring]
+    totals = np.cumsum(expected, axis=0).tolist()
     g = Game(cfg)
     # Hand 1: dealer 2, spades trump; the 2 of trumps beats the ace led.
     assert int(g.state.dealer[0]) == 2 and int(g.state.hand_size[0]) == 1
@@ -315,8 +332,9 @@ def test_scripted_hands_scores_and_dealer_rotation():
     g.bid(1)
     assert g.trick("AH 2S KH") == 1
     assert g.results[-1].hand_done[0] and not g.results[-1].game_done[0]
-    assert g.results[-1].rewards[0].tolist() == [10, 11, 0]
-    assert g.state.scores[0].tolist() == [10, 11, 0]
+    # bids 0, 1, 1; tricks 0, 1, 0: seat 0 made 0, seat 1 made 1, seat 2 missed by 1
+    assert g.results[-1].rewards[0].tolist() == expected[0]
+    assert g.state.scores[0].tolist() == totals[0]
     assert g.state.phase[0] == oh.DEAL
     # Hand 2: dealer 0, 2 cards, hearts trump, seat 1 leads.
     assert int(g.state.dealer[0]) == 0 and int(g.state.hand_size[0]) == 2 and g.cur == 1
@@ -327,11 +345,26 @@ def test_scripted_hands_scores_and_dealer_rotation():
     assert g.state.bids[0].tolist() == [2, 0, 1]
     assert g.trick("KC 2C AC") == 0
     assert g.trick("3D 4D QH") == 2
-    assert g.results[-1].rewards[0].tolist() == [1, 10, 11]
-    assert g.state.last_scores[0].tolist() == [1, 10, 11]
-    assert g.state.scores[0].tolist() == [11, 21, 11]
-    # Hand 3: dealer 1.
+    # bids 2, 0, 1; tricks 1, 0, 1: seat 0 missed by 1, seat 1 made 0, seat 2 made 1
+    assert g.results[-1].rewards[0].tolist() == expected[1]
+    assert g.state.last_scores[0].tolist() == expected[1]
+    assert g.state.scores[0].tolist() == totals[1]
+    # Hand 3: dealer 1, 3 cards, hearts trump and nobody holds one; seat 2 leads and takes all three.
     assert int(g.state.dealer[0]) == 1 and int(g.state.hand_size[0]) == 3 and g.cur == 2
+    g.deal("2H", ["3C 4C 5C", "3D 4D 5D", "AS KS QS"])
+    g.bid(0, 2)
+    assert g.legal_bids() == [0, 2, 3]  # the dealer may not make it 3
+    g.bid(0)
+    assert g.state.bids[0].tolist() == [2, 0, 0]
+    for text in ("AS 3C 3D", "KS 4C 4D", "QS 5C 5D"):
+        assert g.trick(text) == 2
+    # bids 2, 0, 0; tricks 0, 0, 3: seat 0 missed by 2, seat 1 made 0, seat 2 missed by 3
+    assert g.state.taken[0].tolist() == [0, 0, 3]
+    assert g.results[-1].rewards[0].tolist() == expected[2]
+    assert g.state.last_scores[0].tolist() == expected[2]
+    assert g.state.scores[0].tolist() == totals[2]
+    # Hand 4: dealer 2 again.
+    assert int(g.state.dealer[0]) == 2 and int(g.state.hand_size[0]) == 4 and g.cur == 0
 
 
 def test_game_ends_after_the_last_hand():
@@ -491,8 +524,12 @@ def test_random_deal_is_a_pure_function_of_key_and_hand():
     assert not hands.any(axis=1)[np.arange(200), trump].any()
     t2, h2 = oh.random_deal(cfg, keys[7:9], np.zeros(2, dtype=np.int8))
     assert np.array_equal(t2, trump[7:9]) and np.array_equal(h2, hands[7:9])
-    t3, h3 = oh.random_deal(cfg, keys, np.ones(200, dtype=np.int8))  # the next hand: 9 cards
-    assert h3.sum(axis=2).max() == 9 and not np.array_equal(h3[:, :, :], hands)
+    # every hand of a game is dealt afresh: the last hand (18) deals 10 cards too, and differently
+    assert cfg.hand_sizes[0] == cfg.hand_sizes[18] == 10
+    t3, h3 = oh.random_deal(cfg, keys, np.full(200, 18, dtype=np.int8))
+    assert h3.sum(axis=2).tolist() == [[10] * 5] * 200
+    assert not (h3 == hands).all(axis=(1, 2)).any()  # no game gets the same hands twice
+    assert (t3 != trump).mean() > 0.9  # the same trump card about 1 time in 52
     # every suit comes up as trump, every card in every seat
     assert sorted(set((trump % 4).tolist())) == [0, 1, 2, 3]
     assert hands.any(axis=0).all()
