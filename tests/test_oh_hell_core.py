@@ -578,6 +578,44 @@ def test_same_seed_same_games_at_any_batch_size():
 
 # --------------------------------------------------------------------------
 # Random play invariants over a grid of configurations
+# Plain restatements of RULES.md 2, independent of the core's tables and kernels:
+# card id = rank * 4 + suit (README), suit of c = c % 4, rank c // 4.
+SUIT = np.arange(OH_N_CARDS) % 4
+
+
+def plain_trick_winner(cards: list[int], leader: int, trump: int) -> int:
+    """The seat whose card wins: the highest trump, else the highest card of the suit led."""
+    led = cards[leader] % 4
+    best = leader
+    for seat, c in enumerate(cards):
+        b = cards[best]
+        if (c % 4 == trump and (b % 4 != trump or c // 4 > b // 4)) or (
+            c % 4 == led and b % 4 != trump and b % 4 == led and c // 4 > b // 4
+        ):
+            best = seat
+    return best
+
+
+def plain_hand_score(scoring: str, bid: int, tricks: int) -> int:
+    made = tricks == bid
+    if scoring == "positive":
+        return tricks + (10 if made else 0)
+    if scoring == "neutral":
+        return 10 + tricks if made else 0
+    return 10 if made else -10 * abs(tricks - bid)
+
+
+def test_plain_referee_helpers():
+    # 2C led, 3C and AD follow-less, 2H trumps it (hearts trump); no trump: the ace of the suit led
+    c = oh_parse_card
+    assert plain_trick_winner([c("2C"), c("3C"), c("AD"), c("2H")], 0, 3) == 3
+    assert plain_trick_winner([c("2C"), c("3C"), c("AD"), c("2H")], 0, 1) == 2
+    assert plain_trick_winner([c("2C"), c("3C"), c("AD"), c("2H")], 0, 2) == 1
+    assert plain_trick_winner([c("KS"), c("AS"), c("2S")], 2, 0) == 1
+    assert [plain_hand_score(m, 2, 3) for m in SCORINGS] == [3, 0, -10]
+    assert [plain_hand_score(m, 2, 2) for m in SCORINGS] == [12, 12, 10]
+
+
 @pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
 @pytest.mark.parametrize("style", STYLES)
 def test_random_play_invariants(players, style):
@@ -589,6 +627,8 @@ def test_random_play_invariants(players, style):
     seen = np.zeros((B, OH_N_CARDS), dtype=np.int64)
     totals = np.zeros((B, P), dtype=np.int64)
     hands_done = np.zeros(B, dtype=np.int64)
+    bids = np.full((B, P), -1, dtype=np.int64)  # as the actions bid them
+    won = np.zeros((B, P), dtype=np.int64)  # tricks by plain_trick_winner
     t = 0
     while (state.phase != oh.DONE).any():
         running = state.phase != oh.DONE
@@ -601,23 +641,44 @@ def test_random_play_invariants(players, style):
         assert not mask[bidding, : oh.N_CARDS].any() and not mask[~bidding, oh.BID_BASE :].any()
         held = state.hands[np.arange(B), state.cur]
         assert not (mask[:, : oh.N_CARDS] & ~held).any()
+        # follow suit: the cards of the suit led if the seat holds any, else the whole hand
+        for g in np.nonzero(state.phase == oh.PLAY)[0]:
+            led_card = int(state.trick[g, state.leader[g]])
+            mine = held[g]
+            if led_card >= 0 and (mine & (SUIT == led_card % 4)).any():
+                mine = mine & (SUIT == led_card % 4)
+            assert np.array_equal(mask[g, : oh.N_CARDS], mine), (g, led_card)
         act = random_actions(state, mask, t)
+        cur, trump = state.cur.astype(np.int64), state.trump.copy()
+        for g in np.nonzero(running & bidding)[0]:
+            bids[g, cur[g]] = act[g] - oh.BID_BASE
         res = oh.step(cfg, state, act, active=running, auto_deal=False)
         t += 1
         tc = res.trick_cards[res.trick_done].astype(np.int64)
         np.add.at(seen, (np.repeat(np.nonzero(res.trick_done)[0], P), tc.reshape(-1)), 1)
+        for g in np.nonzero(res.trick_done)[0]:
+            w = plain_trick_winner(res.trick_cards[g].tolist(), int(res.trick_leader[g]), int(trump[g]))
+            assert int(res.trick_winner[g]) == w
+            won[g, w] += 1
+            if not res.hand_done[g]:
+                assert int(state.leader[g]) == w == int(state.cur[g])  # the winner leads next
         totals += res.rewards
+        assert not res.rewards[~res.hand_done].any()  # points come with the end of a hand
         h = np.nonzero(res.hand_done)[0]
         if h.size:
             # every dealt card played exactly once, no other card; hands empty
             assert np.array_equal(seen[h], dealt[h].astype(np.int64))
             assert not state.hands[h].any()
-            assert (state.taken[h].sum(axis=1) == oh.hand_size_for(cfg, hands_done[h])).all()
-            assert np.array_equal(state.tricks_done[h], state.taken[h].sum(axis=1))
-            assert np.array_equal(res.rewards[h], oh.score_hand(cfg, state.bids[h], state.taken[h]))
-            assert (state.bids[h] >= 0).all()
-            assert (state.bids[h].sum(axis=1) != state.taken[h].sum(axis=1)).all()  # hook rule
+            assert (won[h].sum(axis=1) == oh.hand_size_for(cfg, hands_done[h])).all()
+            assert np.array_equal(state.taken[h], won[h])
+            assert np.array_equal(state.tricks_done[h], won[h].sum(axis=1))
+            assert np.array_equal(state.bids[h], bids[h])
+            expected = [[plain_hand_score(scoring, bids[g, p], won[g, p]) for p in range(P)] for g in h]
+            assert res.rewards[h].tolist() == expected
+            assert (bids[h] >= 0).all()
+            assert (bids[h].sum(axis=1) != won[h].sum(axis=1)).all()  # hook rule
             hands_done[h] += 1
+            bids[h], won[h] = -1, 0
         pending = np.nonzero(res.new_hand)[0]
         if pending.size:
             trump, hands = oh.random_deal(cfg, state.key[pending], state.hand_no[pending])
