@@ -37,6 +37,40 @@ def test_b1_and_b1000_play_identical_games(game, options, steps):
     assert small.games_played[0] >= 2 and big.games_played[0] == small.games_played[0]
 
 
+def _trace(env: VectorEnv, slots: list[int], steps: int, seed: int) -> dict[str, np.ndarray]:
+    """Play ``steps`` steps of every slot with :func:`_policy`; keep only the timesteps of ``slots``."""
+    fields = ("obs", "action_mask", "seat", "rewards", "done", "final_scores")
+    out: dict[str, list] = {name: [] for name in fields}
+    ts, every = env.reset(seed=seed), np.arange(env.num_envs)
+    for t in range(steps):
+        for name in fields:
+            out[name].append(getattr(ts, name)[slots].copy())
+        ts = env.step(_policy(ts, every, t))
+    return {name: np.stack(v, axis=1) for name, v in out.items()}  # (len(slots), steps, ...)
+
+
+@pytest.mark.parametrize(
+    "game, options, steps",
+    [
+        ("bobs_hat", {"hands": 2}, 70),  # 54 steps a game: the autoreset too
+        ("oh_hell", {"players": 4, "deal_style": "short_high"}, 60),
+    ],
+)
+def test_a_slot_of_b16384_plays_the_games_of_b1(game, options, steps):
+    """The README's largest batch (16,384 slots, split over numba's threads) plays the same games:
+    slot 0 as B = 1, and the slots around the thread split (8191, 8192) and the last one as
+    B = 8,193 (split elsewhere) and B = 16,384 agree."""
+    big = _trace(VectorEnv(game, num_envs=16_384, **options), [0, 1, 8191, 8192, 16_383], steps, seed=42)
+    one = _trace(VectorEnv(game, num_envs=1, **options), [0], steps, seed=42)
+    mid = _trace(VectorEnv(game, num_envs=8193, **options), [0, 1, 8191, 8192], steps, seed=42)
+    for name in big:
+        np.testing.assert_array_equal(one[name][0], big[name][0], err_msg=f"{name}: B = 1 vs slot 0 of 16,384")
+        np.testing.assert_array_equal(mid[name], big[name][:4], err_msg=f"{name}: B = 8,193 vs 16,384")
+    assert not np.array_equal(big["obs"][2], big["obs"][3])  # different slots, different games
+    if game == "bobs_hat":
+        assert big["done"][0].any()  # a game ended and the next began
+
+
 def test_same_step_autoreset_reports_final_scores_and_new_game():
     env = VectorEnv("bobs_hat", num_envs=4, hands=1)
     ts = env.reset(seed=0)
