@@ -3,7 +3,13 @@ checks its inputs before any kernel runs, and a reused result is overwritten."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import subprocess
+import sys
 from dataclasses import fields
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -27,23 +33,37 @@ def _states_equal(a, b) -> None:
         np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name), err_msg=f.name)
 
 
-@pytest.mark.parametrize(("name", "options"), GAMES)
-def test_parallel_and_serial_builds_step_observe_and_mask_alike(name, options, monkeypatch):
-    """A batch above PARALLEL_MIN_BATCH runs the parallel kernels, unless the
-    threshold is raised; both must produce the same states, masks, results and
-    observations at every step."""
-    if numba.get_num_threads() < 2:
-        pytest.skip("one numba thread: there is no parallel build to compare")
+@contextlib.contextmanager
+def _serial():
+    """Run the kernels' serial builds whatever the batch size."""
+    saved = compiled.PARALLEL_MIN_BATCH
+    compiled.PARALLEL_MIN_BATCH = 10**9
+    try:
+        yield
+    finally:
+        compiled.PARALLEL_MIN_BATCH = saved
+
+
+def compare_builds(name: str, options: dict) -> int:
+    """Step, observe and mask a batch above PARALLEL_MIN_BATCH with the parallel
+    kernels and a copy with the serial ones; both must produce the same states,
+    masks, results and observations at every step. Returns the steps played."""
+    assert numba.get_num_threads() >= 2, "needs two numba threads (NUMBA_NUM_THREADS=2)"
     game = make_game(name, players=4, **options)
     B = compiled.PARALLEL_MIN_BATCH + 88
+    kernel = bh._step_kernel if name == "bobs_hat" else oh._step_kernel
+    fn, chunks = compiled.step_chunks(kernel, B)
+    assert fn is kernel.parallel and chunks > 1
+    with _serial():
+        assert compiled.step_chunks(kernel, B) == (kernel.serial, 1)
     par = game.init(rng.game_keys(3, np.arange(B)))
     ser = par.copy()
     gen = np.random.default_rng(0)
-    for _ in range(300):
+    steps = 0
+    while steps < 300:
         m_par = game.legal_action_mask(par)
         o_par = game.observe(par, view="full")
-        with monkeypatch.context() as m:
-            m.setattr(compiled, "PARALLEL_MIN_BATCH", 10**9)
+        with _serial():
             m_ser = game.legal_action_mask(ser)
             o_ser = game.observe(ser, view="full")
         np.testing.assert_array_equal(m_par, m_ser)
@@ -53,12 +73,33 @@ def test_parallel_and_serial_builds_step_observe_and_mask_alike(name, options, m
             break
         actions = sample_masked(m_par | ~live[:, None], gen)  # a finished game's action is ignored
         r_par = game.step(par, actions, active=live, legal=m_par)
-        with monkeypatch.context() as m:
-            m.setattr(compiled, "PARALLEL_MIN_BATCH", 10**9)
+        with _serial():
             r_ser = game.step(ser, actions, active=live, legal=m_ser)
         _states_equal(par, ser)
         _states_equal(r_par, r_ser)
+        steps += 1
     assert (par.hand_no > 0).any(), "the games should have reached later hands"
+    return steps
+
+
+def test_parallel_and_serial_builds_step_observe_and_mask_alike():
+    """:func:`compare_builds` for both games in a child process with two numba
+    threads, so that the parallel build runs (and is compared) even on a
+    one-core machine, where this process has one thread and only the serial build."""
+    root = Path(__file__).resolve().parent.parent
+    code = (
+        "import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/tests']; import test_kernels\n"
+        "for name, options in json.loads(sys.argv[2]):\n"
+        "    print(name, test_kernels.compare_builds(name, options), 'steps alike')"
+    )
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2", "PYTHONPATH": path}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root), json.dumps(GAMES)],
+        cwd=root, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert [line.split()[0] for line in out.stdout.splitlines()] == [name for name, _ in GAMES], out.stdout
 
 
 @pytest.mark.parametrize("module", [bh, oh])
