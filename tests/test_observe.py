@@ -103,3 +103,75 @@ def test_offsets_name_a_field_the_layout_lacks():
     layout = observe.bh_layout(BobsHatConfig())
     with pytest.raises(ValueError, match="OhOffsets.trump_suit is neither a slice of this layout nor given"):
         layout.offsets(observe.OhOffsets, players=4, n_cards=60, n_hand_number=16)
+
+def test_scripted_observation_exact_values():
+    """Every slice of a 4-player observation, at the README's offsets, in a position written out by hand:
+    hand 2, mid-trick, after a scored hand 1, with the -10 hat taken by the observer."""
+    from bh_script import Game, cards
+
+    g = Game(BobsHatConfig(players=4))
+    # Hand 1 (dealer 0, no trump): seat 0 leads blue and takes all 20 cards (5 blue, 10 red, 5 black).
+    g.deal("none", ["blue20 blue19 blue18 blue17 blue16", "red20 red19 red18 red17 red16",
+                    "black20 black19 black18 black17 black16", "red1 red2 red3 red4 red5"])  # fmt: skip
+    g.hat(10)
+    g.bid("blue", "red", "fewest", "black+fewest")
+    for k in range(5):
+        g.trick(f"blue{20 - k} red{20 - k} black{20 - k} red{k + 1}")
+    # blue made +5 +5; red missed -5; fewest tied at 0 cards -5; black -5 and fewest -5; no hat card taken
+    assert g.hand_scores == [[10, -5, -5, -10]]
+    # Hand 2 (dealer 1, red trumps): the dealer chooses -10, bids from the dealer, the dealer leads.
+    g.deal("red", ["blue1 blue2 blue5 black1 black2 black3", "red14 red10 blue3 blue4 black5 black6",
+                   "red1 blue20 blue19 black20 black19 black18", "red2 blue6 blue7 black7 black8 black9"])  # fmt: skip
+    g.hat(-10)
+    g.bid("red", "blue+black", "fewest", "black")  # seats 1, 2, 3, 0
+    assert g.trick("red14 red1 red2 blue1") == 1  # seat 1 takes red 3, blue 1 and the hat (red14)
+    assert g.trick("blue3 blue20 blue6 blue2") == 2  # seat 2 takes blue 4
+    g.play("black20 black7 black1")  # seat 2 leads; seat 1 to play
+    assert g.cur == 1
+
+    obs = observe.bh_observe(g.cfg, g.state)[0]  # seen from seat 1: relative seats 0-3 are seats 1, 2, 3, 0
+    assert obs.dtype == np.float32 and obs.shape == (442,)
+    layout = observe.bh_layout(g.cfg)
+    assert [(n, layout.slices[n].start) for n in layout.names] == [
+        ("hand", 0), ("played", 60), ("bids", 120), ("no_bid_left", 144), ("taken", 148), ("scores", 160),
+        ("hat_value", 164), ("phase", 166), ("trump", 169), ("hand_number", 173), ("dealer", 189),
+        ("hat_holder", 193), ("leader", 198), ("trick", 202),
+    ]  # the README's table  # fmt: skip
+
+    def onehot(size: int, *hot: int) -> list[float]:
+        return [1.0 if i in hot else 0.0 for i in range(size)]
+
+    assert np.flatnonzero(obs[0:60]).tolist() == sorted(cards("red10 blue4 black5 black6"))
+    assert obs[0:60].sum() == 4
+    assert np.flatnonzero(obs[60:120]).tolist() == sorted(cards("red14 red1 red2 blue1 blue3 blue20 blue6 blue2"))
+    assert obs[60:120].sum() == 8  # the cards of the trick in progress are not "played" yet
+    # bids per relative seat: most blue, red, black, fewest, double fewest, has bid
+    assert obs[120:144].reshape(4, 6).tolist() == [
+        [0, 1, 0, 0, 0, 1],  # seat 1: red
+        [1, 0, 1, 0, 0, 1],  # seat 2: blue + black
+        [0, 0, 0, 1, 0, 1],  # seat 3: fewest
+        [0, 0, 1, 0, 0, 1],  # seat 0: black
+    ]
+    assert obs[144:148].tolist() == [0, 0, 0, 0]  # the no-bid option is off
+    taken = [[1, 3, 0], [4, 0, 0], [0, 0, 0], [0, 0, 0]]  # blue, red, black, by relative seat
+    np.testing.assert_allclose(obs[148:160].reshape(4, 3), np.array(taken) / 20, rtol=1e-6)
+    np.testing.assert_allclose(obs[160:164], np.array([-5, -5, -10, 10]) / 100, rtol=1e-6)
+    assert obs[164:166].tolist() == [0, 1]  # the -10 hat
+    assert obs[166:169].tolist() == onehot(3, 2)  # play
+    assert obs[169:173].tolist() == onehot(4, 1)  # red
+    assert obs[173:189].tolist() == onehot(16, 1)  # hand 2
+    assert obs[189:193].tolist() == onehot(4, 0)  # the observer deals
+    assert obs[193:198].tolist() == onehot(5, 1)  # centre, then relative seats: the observer holds the hat
+    assert obs[198:202].tolist() == onehot(4, 1)  # seat 2 led
+    trick = obs[202:442].reshape(4, 60)
+    assert [np.flatnonzero(row).tolist() for row in trick] == [[], cards("black20"), cards("black7"), cards("black1")]
+
+    # seen from seat 0 (relative seats 0-3: seats 0, 1, 2, 3), the same facts move
+    other = observe.bh_observe(g.cfg, g.state, seat=np.array([0]))[0]
+    assert np.flatnonzero(other[0:60]).tolist() == sorted(cards("blue5 black2 black3"))
+    np.testing.assert_allclose(other[160:164], np.array([10, -5, -5, -10]) / 100, rtol=1e-6)
+    assert other[189:193].tolist() == onehot(4, 1) and other[193:198].tolist() == onehot(5, 2)
+    assert other[198:202].tolist() == onehot(4, 2)
+    assert [np.flatnonzero(row).tolist() for row in other[202:442].reshape(4, 60)] == [
+        cards("black1"), [], cards("black20"), cards("black7")
+    ]  # fmt: skip
