@@ -22,6 +22,7 @@ import pytest
 from bobshat_env.config import OhHellConfig
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
+from bobshat_env.core.cards import oh_parse_card
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -105,15 +106,18 @@ def test_openspiel_scoring_parameters():
     mode is none of our scoring modes (docs/rules.md) (made: ``ppt * tricks + 10``, missed:
     ``-ppt * |tricks - bid|``)."""
     cfg = OhHellConfig(players=3)
+    c = oh_parse_card
+    assert (c("2C"), c("KD"), c("KS"), c("KH"), c("AD"), c("AS"), c("AH")) == (0, 45, 46, 47, 49, 50, 51)
     hands = np.zeros((3, 52), dtype=bool)
-    hands[0, [51, 47]] = True  # AS KS
-    hands[1, [50, 46]] = True  # AH KH
-    hands[2, [49, 45]] = True  # AD KD
+    hands[0, [c("AH"), c("KH")]] = True
+    hands[1, [c("AS"), c("KS")]] = True
+    hands[2, [c("AD"), c("KD")]] = True
     results = {}
     for params in ({}, {"off_bid_penalty": True}, {"off_bid_penalty": True, "points_per_trick": 10}):
         game = pyspiel.load_game("oh_hell", {"players": 3, **params})
-        s = _drive_openspiel(game, 2, 2, hands, 0)  # dealer 2, trump card 2C: clubs
-        for a in (52 + 2, 52 + 1, 52 + 0, 51, 50, 49, 47, 46, 45):  # bids 2, 1, 0; seat 0 takes both tricks
+        s = _drive_openspiel(game, 2, 2, hands, c("2C"))  # dealer 2, trump card 2C: clubs
+        # bids 2, 1, 0 (seats 0, 1, 2); seat 0 leads AH then KH and takes both tricks (no club is played)
+        for a in (52 + 2, 52 + 1, 52 + 0, c("AH"), c("AS"), c("AD"), c("KH"), c("KS"), c("KD")):
             s.apply_action(a)
         results[tuple(params.items())] = s.returns()
     assert results[()] == [12.0, 0.0, 10.0]

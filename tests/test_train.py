@@ -115,7 +115,7 @@ def test_masked_logits_never_sample_an_illegal_action():
         a = sample_actions(logits, gen)
         assert mask[torch.arange(B), a].all()
     probs = torch.softmax(logits, dim=-1)
-    assert probs[~mask].max() < 1e-30
+    assert probs[~mask].max() < 1e-34  # the README's bound: exp(-80) = 1.8e-35
     assert torch.isfinite(-(probs * torch.log_softmax(logits, -1)).sum(-1)).all()
     agent = PPOAgent(PolicyNet(10, A, (8,)), sample=True, seed=0)
     with torch.no_grad():
@@ -124,6 +124,27 @@ def test_masked_logits_never_sample_an_illegal_action():
         agent.sample = sample
         acts = agent.act(np.random.rand(B, 10).astype(np.float32), mask.numpy(), np.zeros(B, dtype=np.int64))
         assert mask.numpy()[np.arange(B), acts].all()
+
+
+def test_masked_logits_give_no_gradient_to_illegal_actions():
+    """Whatever the loss (log-probabilities, entropy, the logits themselves), an illegal action's raw
+    logit gets exactly zero gradient, and the legal ones get theirs."""
+    gen = torch.Generator().manual_seed(1)
+    B, A = 512, 63
+    mask = torch.rand(B, A, generator=gen) < 0.3
+    mask[torch.arange(B), torch.randint(A, (B,), generator=gen)] = True
+    raw = torch.randn(B, A, generator=gen) * 5
+    raw[~mask] += 60.0  # illegal actions look best to the raw network
+    raw.requires_grad_(True)
+    logits = masked_logits(raw, mask)
+    logp = torch.log_softmax(logits, dim=-1)
+    chosen = sample_actions(logits.detach(), gen)
+    entropy = -(logp.exp() * logp).sum(-1)
+    loss = -logp[torch.arange(B), chosen].sum() - 0.01 * entropy.sum() + 1e-3 * logits.pow(2).sum()
+    loss.backward()
+    assert raw.grad is not None and torch.isfinite(raw.grad).all()
+    assert (raw.grad[~mask] == 0).all()
+    assert (raw.grad[mask] != 0).float().mean() > 0.9
 
 
 def test_interleaved_gae_matches_per_sequence_recursion():
