@@ -1,9 +1,9 @@
-"""Independent referees for game records (RECORDS.md), in plain Python.
+"""Independent referees for game records (docs/records.md), in plain Python.
 
 ``bobshat replay`` checks a record by playing it again through the engine,
 the same rules code that wrote it: it catches a corrupt or edited record,
 not a rules bug that the writer and the replayer share. These referees read a
-record's JSON alone and re-derive, from RULES.md, everything the record
+record's JSON alone and re-derive, from docs/rules.md, everything the record
 claims: deals, dealer rotation, bidding order and legality (no-bid, double
 fewest, the Oh Hell hook), turn order, follow suit, trick winners, Bob's Hat,
 reneges, tricks and cards taken, hand scores and totals. They use no engine
@@ -109,7 +109,7 @@ def _play_tricks(
 
 
 def referee_bobs_hat(rec: dict) -> list[str]:
-    """Everything a Where's Bob's Hat? record claims, re-derived from RULES.md section 1."""
+    """Everything a Where's Bob's Hat? record claims, re-derived from docs/rules.md (Where's Bob's Hat?)."""
     problems = _Problems()
     cfg = rec["config"]
     P, n_hands = cfg["players"], cfg["hands"]
@@ -172,7 +172,7 @@ def referee_bobs_hat(rec: dict) -> list[str]:
 
 
 def referee_oh_hell(rec: dict, hand_sizes: list[int]) -> list[str]:
-    """Everything an Oh Hell record claims, re-derived from RULES.md section 2.
+    """Everything an Oh Hell record claims, re-derived from docs/rules.md (Oh Hell).
     ``hand_sizes``: the deal style's sequence (pinned by hand in test_oh_hell_core)."""
     problems = _Problems()
     cfg = rec["config"]

@@ -305,7 +305,7 @@ def test_bidding_and_lead_start_left_of_the_dealer(dealer):
 # --------------------------------------------------------------------------
 # A scripted game: scores, totals and dealer rotation
 # Per scoring, the three hands' scores of the script below, written out by hand
-# from RULES.md 2. (Bids, tricks taken) per seat: hand 1 ([0, 1, 1], [0, 1, 0]),
+# from docs/rules.md (Oh Hell). (Bids, tricks taken) per seat: hand 1 ([0, 1, 1], [0, 1, 0]),
 # hand 2 ([2, 0, 1], [1, 0, 1]), hand 3 ([2, 0, 0], [0, 0, 3]): bids made with
 # and without tricks, bids missed by 1, 2 and 3, under and over.
 SCRIPTED_HAND_SCORES = {
@@ -578,7 +578,7 @@ def test_same_seed_same_games_at_any_batch_size():
 
 # --------------------------------------------------------------------------
 # Random play invariants over a grid of configurations
-# Plain restatements of RULES.md 2, independent of the core's tables and kernels:
+# Plain restatements of docs/rules.md (Oh Hell), independent of the core's tables and kernels:
 # card id = rank * 4 + suit (README), suit of c = c % 4, rank c // 4.
 SUIT = np.arange(OH_N_CARDS) % 4
 
