@@ -13,40 +13,29 @@ itself (a root user who can write into read-only folders) stay skips.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
 STRICT = os.environ.get("BOBSHAT_CI", "") not in ("", "0")
 
 
-# what pytest.importorskip says when the module is missing or too old
-IMPORT_SKIPS = ("could not import", "required is")
-
-
-def _fail_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
-    """Make a skip for a missing module a failure that says why."""
-    if not (STRICT and report.skipped) or hasattr(report, "wasxfail"):
-        return
-    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-    if not any(text in reason for text in IMPORT_SKIPS):
-        return
-    report.outcome = "failed"
-    report.longrepr = (
-        f"BOBSHAT_CI is set, so a skip for a missing module is a failure: {reason}\n"
+def _import_or_fail(modname: str, *args: Any, **kwargs: Any) -> Any:
+    """``pytest.importorskip`` under BOBSHAT_CI: a missing (or too old) module fails the test, or the
+    module's collection, with the skip's own reason."""
+    try:
+        return _importorskip(modname, *args, **kwargs)
+    except pytest.skip.Exception as skip:
+        why = skip.msg
+    pytest.fail(
+        f"BOBSHAT_CI is set, so a missing module is a failure, not a skip: {why}\n"
         "CI installs every dependency the suite needs (.ci/run: scripts/install.sh --with-sb3); "
-        "a missing one means a check did not run."
+        "a missing one means a check did not run.",
+        pytrace=False,
     )
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):  # noqa: ARG001 - hook signature
-    report = yield
-    _fail_skip(report)
-    return report
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector):  # noqa: ARG001 - hook signature
-    report = yield
-    _fail_skip(report)
-    return report
+_importorskip = pytest.importorskip
+if STRICT:
+    # Test modules call pytest.importorskip at import or run time, after this file is loaded.
+    pytest.importorskip = _import_or_fail
