@@ -360,6 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=int_range(1, MAX_WORKERS), default=1, help="processes to spread the deals over (same results)"
     )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="spread the deals over Ray tasks instead (same results): local, auto or HOST:PORT; needs .[ray]",
+    )
     p.add_argument("--batch-size", type=BATCH, default=1024, help="games stepped together (default 1024)")
     p.add_argument(
         "--json",

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Install bobshat with its dev tools. Where no torch is present, take the CPU
-# build first (an unpinned torch would pull a multi-GB CUDA build).
+# Install bobshat with its dev tools and Ray (the [ray] extra: distributed
+# evaluation and rollouts, and their tests). Where no torch is present, take
+# the CPU build first (an unpinned torch would pull a multi-GB CUDA build;
+# Ray itself pulls no torch).
 #   --with-sb3   also the [sb3] extra (Stable-Baselines3, sb3-contrib), which the
 #                test of examples/maskable_ppo.py needs; CI (.ci/run) uses it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-EXTRAS=dev
+EXTRAS=dev,ray
 for arg in "$@"; do
   case "$arg" in
     --with-sb3) EXTRAS="$EXTRAS,sb3" ;;

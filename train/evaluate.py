@@ -35,7 +35,8 @@ Reproducibility
     leaves under 4 chunks; at least 1) whose games are stepped together; each
     chunk builds its agents afresh with seeds derived from
     ``(seed, chunk, agent)``. ``workers`` spreads chunks over
-    processes: the numbers are the same for any number of workers (they
+    processes, ``ray_address`` over the tasks of a Ray cluster: the numbers
+    are the same for any number of workers, with or without Ray (they
     depend on ``seed``, ``deals``, the agents, the options and ``batch_size``).
 
 Bidding statistics come from the engine's state during play (bids, cards
@@ -66,7 +67,8 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
       "pairwise": [{"a": str, "b": str, "diff_per_hand": float, "ci95": float,
                     "diff_per_game": float, "ci95_per_game": float}, ...],   # a minus b
       "seats": [{"seat": int, "mean_per_hand": float, "ci95": float}, ...],
-      "run": {"seconds": float, "decisions": int, "workers": int}   # timing, not results
+      "run": {"seconds": float, "decisions": int, "workers": int,   # timing, not results
+              "ray_address": str}                   # only with --ray-address; workers: the cluster's CPUs
     }
 
 ``bids`` for Where's Bob's Hat?::
@@ -581,6 +583,7 @@ class Evaluation:
     decisions: int = 0
     seconds: float = 0.0
     workers: int = 1
+    ray_address: str | None = None
     _summary: dict | None = field(default=None, repr=False)
 
     @property
@@ -675,7 +678,8 @@ class Evaluation:
                 "agents": agents,
                 "pairwise": pairwise,
                 "seats": seats,
-                "run": {"seconds": round(self.seconds, 3), "decisions": self.decisions, "workers": self.workers},
+                "run": {"seconds": round(self.seconds, 3), "decisions": self.decisions, "workers": self.workers}
+                | ({"ray_address": self.ray_address} if self.ray_address is not None else {}),
             }
         )
         return self._summary
@@ -782,6 +786,7 @@ def evaluate(
     records_path: str | os.PathLike | None = None,
     progress: bool = False,
     mp_context: str = "spawn",
+    ray_address: str | None = None,
 ) -> Evaluation:
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
@@ -799,6 +804,8 @@ def evaluate(
         raise ValueError(f"deals must be at least 1, got {deals}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if ray_address is not None and workers != 1:
+        raise ValueError("--workers and --ray-address exclude each other: Ray spreads the deals over its cluster")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     names, base = agent_names(specs)
@@ -817,7 +824,17 @@ def evaluate(
     results: dict[int, _ChunkResult] = {}
     t0 = time.perf_counter()
     try:
-        if workers == 1:
+        if ray_address is not None:
+            from train.distributed import run_chunks  # noqa: PLC0415 - imports Ray, only when asked for
+
+            def landed(r: _ChunkResult) -> None:
+                results[r.index] = r
+                bar.update(r.totals.shape[0])
+                if writer:
+                    writer.add(r)
+
+            workers = run_chunks(_play_chunk, chunks, ray_address, landed)
+        elif workers == 1:
             for ch in chunks:
                 r = _play_chunk(ch, progress=bar.update)
                 results[ch.index] = r
@@ -866,6 +883,7 @@ def evaluate(
         decisions=sum(r.decisions for r in ordered),
         seconds=time.perf_counter() - t0,
         workers=workers,
+        ray_address=ray_address,
     )
 
 
@@ -1040,7 +1058,9 @@ def format_report(summary: dict) -> str:
     lines.extend(_bids(summary["game"]).table(summary, w))
     run = summary["run"]
     lines.append("")
-    lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s with {run['workers']} worker(s)")
+    where = f" on Ray ({run['ray_address']}, {run['workers']} CPUs)" if run.get("ray_address") else ""
+    where = where or f" with {run['workers']} worker(s)"
+    lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s{where}")
     return "\n".join(lines)
 
 
@@ -1203,6 +1223,7 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         batch_size=args.batch_size,
         records_path=args.records,
         progress=not args.quiet,
+        ray_address=getattr(args, "ray_address", None),
     )
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr

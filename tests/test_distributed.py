@@ -1,0 +1,120 @@
+"""Ray (train/distributed.py): evaluation over Ray tasks, the connection's errors, and lazy imports.
+
+Ray tests start a small local instance (2 CPUs); they are skipped where Ray
+is not installed (``pip install -e ".[ray]"``; CI installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from bobshat_env.cli import main
+from bobshat_env.games import make_game
+from bobshat_env.records import read_jsonl, replay_record
+from train.distributed import DistributedError, check_address, import_ray, ray_session
+from train.evaluate import evaluate
+
+ray = pytest.importorskip("ray")
+SPECS = "strong,simple,random,random"
+
+
+def _without_run(s: dict) -> dict:
+    return {k: v for k, v in s.items() if k != "run"}
+
+
+def test_no_ray_import_without_ray_options() -> None:
+    """The single-process paths never import Ray: the CLI, evaluation and training modules load without it."""
+    code = (
+        "import sys; import bobshat_env.cli, train.evaluate, train.distributed, train.ppo; "
+        "from bobshat_env.cli import main; "
+        "main(['eval', '--deals', '2', '--quiet', '--agents', 'random,random,random,random']); "
+        "assert 'ray' not in sys.modules, 'ray was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+
+
+def test_ray_not_installed_is_one_line_with_the_install_command(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(DistributedError, match=r"pip install -e \"\.\[ray\]\""):
+        import_ray()
+    assert main(["eval", "--deals", "2", "--quiet", "--ray-address", "local"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bobshat eval: error: Ray is not installed") and ".[ray]" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("127.0.0.1:1", "no Ray cluster answers at 127.0.0.1:1"),
+        ("foo", "expected local, auto, HOST:PORT"),
+        ("host:notaport", "expected local, auto, HOST:PORT"),
+        ("", "must be local, auto"),
+    ],
+)
+def test_bad_addresses_are_refused_quickly(address: str, message: str) -> None:
+    with pytest.raises(DistributedError, match=message):
+        check_address(address)
+
+
+def test_bad_address_on_the_command_line(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a fresh process, whatever ran before
+    assert main(["eval", "--deals", "2", "--quiet", "--ray-address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "bobshat eval: error: --ray-address 127.0.0.1:1: no Ray cluster answers at 127.0.0.1:1 "
+        "(Connection refused); start one with `ray start --head` or check the address"
+    ]
+    assert main(["eval", "--deals", "2", "--quiet", "--ray-address", "local", "--workers", "2"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+
+
+def test_eval_over_ray_equals_one_worker(tmp_path, capsys) -> None:
+    """``--ray-address local`` (a Ray started and stopped by the command) gives the numbers of ``--workers 1``."""
+    common = ["eval", "--agents", SPECS, "--deals", "6", "--seed", "4", "--batch-size", "24"]
+    one, two = tmp_path / "one.json", tmp_path / "ray.json"
+    rec1, rec2 = tmp_path / "one.jsonl", tmp_path / "ray.jsonl"
+    assert main(common + ["--json", str(one), "--records", str(rec1), "--quiet"]) == 0
+    capsys.readouterr()
+    assert not ray.is_initialized()
+    args = ["--json", str(two), "--records", str(rec2), "--plot", str(tmp_path / "p.png"), "--ray-address", "local"]
+    assert main(common + args) == 0
+    out = capsys.readouterr()
+    assert not ray.is_initialized()  # the command stopped the Ray it started
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    assert _without_run(a) == _without_run(b)
+    assert b["run"]["ray_address"] == "local" and b["run"]["decisions"] == a["run"]["decisions"]
+    assert "on Ray (local," in out.out
+    assert out.err.count("games") >= 1 and f"/{a['games']} games" in out.err  # the same progress bar
+    assert rec1.read_text() == rec2.read_text()  # records in game order, whatever order the tasks finished in
+    assert all(replay_record(r) == [] for _, r in read_jsonl(rec2)) and (tmp_path / "p.png").stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A 2-CPU Ray for this module's remaining tests, stopped at the end."""
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_eval_in_an_initialized_ray_keeps_it_and_oh_hell_matches(local_ray) -> None:
+    game = make_game("oh_hell", players=3)
+    specs = ["strong", "random", "simple"]
+    one = evaluate(game, specs, 5, seed=9, batch_size=12)
+    two = evaluate(game, specs, 5, seed=9, batch_size=12, ray_address="auto")  # an initialized Ray is reused
+    assert _without_run(one.summary()) == _without_run(two.summary())
+    assert ray.is_initialized()
+
+
+def test_not_enough_cpus_is_one_clear_error(local_ray) -> None:
+    msg = r"needs 99 free CPU\(s\) on the Ray cluster, which has [0-9.]+ free of 2"
+    with pytest.raises(DistributedError, match=msg):
+        with ray_session("local", need_cpus=99, what="this test"):
+            pass
+    assert ray.is_initialized()
