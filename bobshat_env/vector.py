@@ -13,7 +13,9 @@ step to skip (Gymnasium's ``AutoresetMode.SAME_STEP``, as in Pgx/EnvPool).
 
 Reproducibility: slot ``i``'s ``g``-th game is drawn from
 ``rng.game_keys(seed, i, g)``, so the same seed gives the same games in every
-slot whatever the batch size.
+slot whatever the batch size. ``first_slot`` numbers an env's slots from
+there: envs of slots ``[0, b)`` and ``[b, B)`` play the games of one env of
+``B`` slots (distributed rollouts split one batch this way).
 
 >>> env = VectorEnv("bobs_hat", num_envs=8, players=4)
 >>> ts = env.reset(seed=0)
@@ -55,6 +57,7 @@ class VectorEnv:
         record: keep a record (docs/records.md) of every finished game, collected
             with :meth:`pop_records` (costs a little time per step).
         agent_names: the names written in the records, one per seat.
+        first_slot: the slot number of game 0 (see Reproducibility above).
         **options: the game's options (see :mod:`bobshat_env.config`).
     """
 
@@ -66,6 +69,7 @@ class VectorEnv:
         copy_obs: bool = True,
         record: bool = False,
         agent_names: list[str] | None = None,
+        first_slot: int = 0,
         **options: Any,
     ):
         self.game = game if isinstance(game, Game) else make_game(game, **options)
@@ -78,7 +82,9 @@ class VectorEnv:
         self.num_players = self.game.players
         self.num_actions = self.game.n_actions
         self.obs_size = self.game.obs_size(view)
-        self._slots = np.arange(self.num_envs)
+        if isinstance(first_slot, bool) or not isinstance(first_slot, (int, np.integer)) or first_slot < 0:
+            raise ValueError(f"first_slot must be a non-negative integer, got {first_slot!r}")
+        self._slots = int(first_slot) + np.arange(self.num_envs)
         self._games_played = np.zeros(self.num_envs, dtype=np.int64)
         self._base: int | None = None
         self.state: Any = None
@@ -116,7 +122,7 @@ class VectorEnv:
         if idx.size:
             final[idx] = self.state.scores[idx]
             self._games_played[idx] += 1
-            fresh = self.game.init(rng.game_keys(self._base, idx, self._games_played[idx]))
+            fresh = self.game.init(rng.game_keys(self._base, self._slots[idx], self._games_played[idx]))
             self.state.put(idx, fresh)
         return self._timestep(rewards, done, final)
 

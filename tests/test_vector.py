@@ -142,3 +142,23 @@ def test_hand_number_and_any_seats_observation():
         env.observe(4)
     with pytest.raises(RuntimeError, match="reset"):
         VectorEnv("bobs_hat", num_envs=2).observe(0)
+
+
+def test_first_slot_splits_one_batch_over_envs():
+    """Envs of slots [0, 3) and [3, 5) play exactly the games of one env of 5 slots, past autoresets."""
+    whole = VectorEnv("bobs_hat", num_envs=5, hands=1)
+    parts = [VectorEnv("bobs_hat", num_envs=3, hands=1), VectorEnv("bobs_hat", num_envs=2, hands=1, first_slot=3)]
+    ts = whole.reset(seed=8)
+    tss = [e.reset(seed=8) for e in parts]
+    ends = 0
+    for t in range(80):  # one-hand games: several games per slot
+        np.testing.assert_array_equal(np.concatenate([p.obs for p in tss]), ts.obs)
+        np.testing.assert_array_equal(np.concatenate([p.action_mask for p in tss]), ts.action_mask)
+        actions = _policy(ts, np.arange(5), t)
+        ts = whole.step(actions)
+        tss = [parts[0].step(actions[:3]), parts[1].step(actions[3:])]
+        np.testing.assert_array_equal(np.concatenate([p.rewards for p in tss]), ts.rewards)
+        ends += int(ts.done.sum())
+    assert ends >= 10
+    with pytest.raises(ValueError, match="first_slot must be a non-negative integer"):
+        VectorEnv("bobs_hat", num_envs=2, first_slot=-1)
