@@ -120,7 +120,7 @@ def prepare_inputs(
     ``k`` (B,) int64 is each row's relabelling (0 without a symmetry). ``x``
     is float32, (B, D + features.size); no gradient flows through it.
     """
-    x = np.ascontiguousarray(obs.detach().to(torch.float32).numpy())
+    x = np.ascontiguousarray(obs.detach().to("cpu", torch.float32).numpy())  # the kernel runs on the CPU
     if x.ndim != 2:
         raise ValueError(f"observations must be a (B, D) batch, got shape {tuple(x.shape)}")
     B, D = x.shape

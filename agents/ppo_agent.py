@@ -35,6 +35,16 @@ Integrity
     anything is built from them (a tampered ``obs_size`` of -5 or 10**12 is
     an error naming the field), and the network's tensors must have the
     shapes the metadata describes.
+
+Devices
+    Tensors are saved from the CPU and loaded onto the CPU
+    (``map_location``), so a checkpoint written by a CUDA learner loads on a
+    machine without a GPU and the other way round; :func:`load_policy` and
+    ``ppo:PATH,device=cuda`` then move the network where it should run.
+    :class:`PolicyNet` and :class:`PPOAgent` take inputs on the CPU whatever
+    the network's device: the input stage is a compiled CPU kernel, only the
+    matrix products run on the network's device, and the sampling noise is
+    drawn on the CPU, so a seeded agent draws the same numbers on every device.
 """
 
 from __future__ import annotations
@@ -62,6 +72,30 @@ MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit 
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable or made for another game."""
+
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def resolve_device(spec: str | torch.device = "auto") -> torch.device:
+    """``auto`` (CUDA when this torch sees a GPU, else the CPU), ``cpu``, ``cuda`` or ``cuda:N`` as a device.
+
+    Asking for CUDA where there is none is a ValueError naming why (a CPU
+    build of torch, or no GPU visible), never a silent fallback.
+    """
+    if isinstance(spec, torch.device):
+        spec = str(spec)
+    if not isinstance(spec, str) or not (spec in DEVICES or spec.startswith("cuda:")):
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} (or cuda:N), got {spec!r}")
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        why = "this torch is a CPU build" if torch.version.cuda is None else "no GPU is visible"
+        raise ValueError(f"device {spec!r} asked for, but CUDA is not available ({why}, torch {torch.__version__})")
+    try:
+        return torch.device(spec)
+    except RuntimeError as err:
+        raise ValueError(f"bad device {spec!r}: {err}") from None
 
 
 # --------------------------------------------------------------------------
@@ -124,12 +158,17 @@ class PolicyNet(nn.Module):
             self.register_buffer("sym_act", torch.as_tensor(symmetry.action_index, dtype=torch.int64))
         self.features = features
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are."""
+        return self.policy.weight.device
+
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, A), value (B,)) for observations (B, D)."""
+        """(logits (B, A), value (B,)) on the network's device for observations (B, D) on any device."""
         if self.symmetry is None and self.features is None:
-            return self.head(obs)
+            return self.head(obs.to(self.device))
         x, k = self.prepare(obs)
-        logits, value = self.head(x)
+        logits, value = self.head(x.to(self.device))
         return self.original_logits(logits, k), value
 
     def head(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -145,25 +184,25 @@ class PolicyNet(nn.Module):
         ``original_actions(a, k)``.
         """
         if self.symmetry is None and self.features is None:
-            k = torch.zeros(obs.shape[0], dtype=torch.int64)
-        else:  # one compiled pass over the rows: relabel, then append the features
+            k = torch.zeros(obs.shape[0], dtype=torch.int64, device=obs.device)
+        else:  # one compiled pass over the rows (on the CPU): relabel, then append the features
             x, k = prepare_inputs(obs, self.symmetry, self.features)
-            obs = x.to(obs.dtype)
+            obs, k = x.to(obs.device, obs.dtype), k.to(obs.device)
         if mask is not None and self.symmetry is not None:
-            mask = mask.gather(1, self.sym_act[k])
+            mask = mask.gather(1, self.sym_act.to(mask.device)[k.to(mask.device)])
         return (obs, k) if mask is None else (obs, mask, k)
 
     def original_actions(self, actions: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """Actions (B,) of :meth:`head` for rows relabelled by ``k``, as actions of the game."""
         if self.symmetry is None:
             return actions
-        return self.sym_act[k, actions]
+        return self.sym_act.to(actions.device)[k.to(actions.device), actions]
 
     def original_logits(self, logits: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """Logits (B, A) of :meth:`head` for rows relabelled by ``k``, indexed by the game's actions."""
         if self.symmetry is None:
             return logits
-        return logits.gather(1, self.sym_act[k])
+        return logits.gather(1, self.sym_act.to(logits.device)[k.to(logits.device)])
 
     def clone_frozen(self) -> PolicyNet:
         """A copy with the same architecture and weights (for opponent pools)."""
@@ -188,7 +227,7 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     (A row with no legal action, which never reaches it, gets equal finite
     logits rather than ``-inf``.)
     """
-    legal = (mask.view(torch.uint8) if mask.dtype == torch.bool else mask).to(logits.dtype)
+    legal = (mask.view(torch.uint8) if mask.dtype == torch.bool else mask).to(logits.device, logits.dtype)
     illegal = 1.0 - legal
     best = (logits.detach() - illegal * 1e30).amax(dim=-1, keepdim=True)  # the best legal logit
     return logits * legal + illegal * (best - MASK_GAP)  # x * 1 + 0 and 0 + y are exact: logit or best - gap
@@ -199,8 +238,11 @@ def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = Non
 
     The Gumbel noise is bounded (uniforms clamped to [1e-10, 1 - 1e-7]: noise
     in [-3.2, 16.2]), less than ``MASK_GAP``, so a masked action never wins.
+    The uniforms are drawn on the CPU (``generator`` is a CPU generator, or
+    torch's global one) and moved to the logits' device: the same draws on
+    every device.
     """
-    u = torch.rand(logits.shape, generator=generator, dtype=logits.dtype).clamp_(1e-10, 1.0 - 1e-7)
+    u = torch.rand(logits.shape, generator=generator, dtype=logits.dtype).to(logits.device).clamp_(1e-10, 1.0 - 1e-7)
     return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
 
 
@@ -424,13 +466,15 @@ def policy_from_tensors(
     return net
 
 
-def load_policy(path: str | os.PathLike, game: Any = None) -> tuple[PolicyNet, dict[str, Any]]:
-    """The policy network of a checkpoint (eval mode) and its metadata."""
+def load_policy(
+    path: str | os.PathLike, game: Any = None, device: str | torch.device = "cpu"
+) -> tuple[PolicyNet, dict[str, Any]]:
+    """The policy network of a checkpoint (eval mode, on ``device``: cpu, cuda or auto) and its metadata."""
     tensors, meta = load_checkpoint(path)
     check_compatible(meta, game, path)
     net = policy_from_tensors(tensors, meta, path=path)
     net.eval()
-    return net, meta
+    return net.to(resolve_device(device)), meta
 
 
 # --------------------------------------------------------------------------
@@ -439,7 +483,8 @@ class PPOAgent:
     """A policy network behind the batched :class:`agents.base.Agent` interface.
 
     Greedy (the most probable legal action) by default; ``sample=True`` draws
-    from the masked policy. Inference runs under ``torch.inference_mode``.
+    from the masked policy. Inference runs under ``torch.inference_mode``, on
+    the network's device; observations come and actions go back on the CPU.
     """
 
     def __init__(self, net: PolicyNet, sample: bool = False, seed: int | None = None, name: str = "ppo"):
@@ -451,9 +496,14 @@ class PPOAgent:
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | os.PathLike, game: Any = None, sample: bool = False, seed: int | None = None
+        cls,
+        path: str | os.PathLike,
+        game: Any = None,
+        sample: bool = False,
+        seed: int | None = None,
+        device: str | torch.device = "cpu",
     ) -> PPOAgent:
-        net, _ = load_policy(path, game)
+        net, _ = load_policy(path, game, device=device)
         return cls(net, sample=sample, seed=seed, name=f"ppo:{path}")
 
     def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -463,20 +513,20 @@ class PPOAgent:
             m = torch.from_numpy(np.ascontiguousarray(mask, dtype=bool))
             logits = masked_logits(self.net(x)[0], m)
             a = sample_actions(logits, self.generator) if self.sample else torch.argmax(logits, dim=-1)
-        return a.numpy().astype(np.int64)
+        return a.cpu().numpy().astype(np.int64)
 
 
 def make_ppo_agent(game: Any = None, seed: int | None = None, path: str = "", **options: Any) -> PPOAgent:
-    """Factory behind the ``ppo:PATH[,sample=true]`` agent spec."""
+    """Factory behind the ``ppo:PATH[,sample=true][,device=cpu|cuda|auto]`` agent spec (device: cpu by default)."""
     path, *extra = path.split(",")
     for part in extra:
         key, eq, value = part.partition("=")
         if not eq:
             raise ValueError(f"bad ppo option {part!r}: expected key=value after the path")
         options[key.strip()] = value.strip()
-    unknown = sorted(set(options) - {"sample"})
+    unknown = sorted(set(options) - {"sample", "device"})
     if unknown:
-        raise ValueError(f"unknown ppo option(s) {', '.join(unknown)}; known: sample")
+        raise ValueError(f"unknown ppo option(s) {', '.join(unknown)}; known: sample, device")
     sample = options.get("sample", False)
     if isinstance(sample, str) and sample.lower() in ("true", "false"):
         sample = sample.lower() == "true"
@@ -484,4 +534,5 @@ def make_ppo_agent(game: Any = None, seed: int | None = None, path: str = "", **
         raise ValueError(f"ppo option sample must be true or false, got {sample!r}")
     if not path:
         raise ValueError("the ppo agent needs a checkpoint: ppo:PATH")
-    return PPOAgent.from_checkpoint(path, game, sample=sample, seed=seed)
+    device = str(options.get("device", "cpu"))
+    return PPOAgent.from_checkpoint(path, game, sample=sample, seed=seed, device=device)
