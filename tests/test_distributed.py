@@ -29,7 +29,7 @@ def _without_run(s: dict) -> dict:
 def test_no_ray_import_without_ray_options() -> None:
     """The single-process paths never import Ray: the CLI, evaluation and training modules load without it."""
     code = (
-        "import sys; import bobshat_env.cli, train.evaluate, train.distributed, train.ppo; "
+        "import sys; import bobshat_env.cli, train.evaluate, train.distributed, train.ppo, train.rollout_workers; "
         "from bobshat_env.cli import main; "
         "main(['eval', '--deals', '2', '--quiet', '--agents', 'random,random,random,random']); "
         "assert 'ray' not in sys.modules, 'ray was imported'"
@@ -113,7 +113,7 @@ def test_eval_in_an_initialized_ray_keeps_it_and_oh_hell_matches(local_ray) -> N
 
 
 def test_not_enough_cpus_is_one_clear_error(local_ray) -> None:
-    msg = r"needs 99 free CPU\(s\) on the Ray cluster, which has [0-9.]+ free of 2"
+    msg = r"this test: 99 free CPU\(s\) needed, the Ray cluster has [0-9.]+ free of 2"
     with pytest.raises(DistributedError, match=msg):
         with ray_session("local", need_cpus=99, what="this test"):
             pass

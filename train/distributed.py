@@ -34,11 +34,13 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 INSTALL = "pip install -e \".[ray]\" (or: pip install 'ray[default]')"
 PROBE_TIMEOUT_S = 5.0
+RELEASE_WAIT_S = 20.0  # how long CPUs the cluster has but are busy may take to come free (a run that just ended)
 
 
 class DistributedError(ValueError):
@@ -119,9 +121,13 @@ def ray_session(address: str, need_cpus: int = 1, what: str = "this job") -> Ite
     try:
         free = float(ray.available_resources().get("CPU", 0.0))
         total = float(ray.cluster_resources().get("CPU", 0.0))
+        deadline = time.monotonic() + RELEASE_WAIT_S
+        while free < need_cpus <= total and time.monotonic() < deadline:  # actors just stopped release them late
+            time.sleep(0.25)
+            free = float(ray.available_resources().get("CPU", 0.0))
         if free < need_cpus:
             raise DistributedError(
-                f"{what} needs {need_cpus} free CPU(s) on the Ray cluster, which has {free:g} free of {total:g}; "
+                f"{what}: {need_cpus} free CPU(s) needed, the Ray cluster has {free:g} free of {total:g}; "
                 "add nodes (`ray start --address HEAD:PORT` on another machine) or ask for fewer workers"
             )
         yield ray

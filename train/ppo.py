@@ -100,12 +100,14 @@ from torch.utils.tensorboard import SummaryWriter
 from agents import available
 from agents.features import TrickFeatures
 from agents.ppo_agent import (
+    DEVICES,
     CheckpointError,
     PolicyNet,
     PPOAgent,
     load_checkpoint,
     masked_logits,
     remove_stale_temporaries,
+    resolve_device,
     sample_actions,
     save_checkpoint,
 )
@@ -137,6 +139,7 @@ class Args:
     seed: int = _arg(1, "seed of everything: deals, seats, opponents, network init, sampling")
     torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; >1 thrashes on a busy machine)")
     bf16: bool = _arg(True, "run the network's matrix products in bfloat16 (autocast; fp32 weights and losses)")
+    device: str = _arg("auto", "where the network learns (and infers in-process): auto (CUDA if any), cpu, cuda")
     progress: bool = _arg(True, "show a progress bar on stderr")
     resume: bool = _arg(False, "continue the run from its ckpt.pt")
     # Game
@@ -148,7 +151,7 @@ class Args:
     time_limit_min: float = _arg(
         0.0, "also stop before this many minutes of training wall time (0: no limit); lr anneals over the first to end"
     )
-    num_envs: int = _arg(1024, "games stepped together")
+    num_envs: int = _arg(1024, "games stepped together (split over the rollout workers when there are any)")
     num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
     train_for: str = _arg("hand", "episode = a 'hand' (hand scores) or the 'game' (game totals)")
     reward_scale: float = _arg(0.1, "score points -> reward")
@@ -158,6 +161,9 @@ class Args:
     gamma: float = _arg(1.0, "discount per learner decision")
     gae_lambda: float = _arg(0.95, "GAE lambda")
     learner_seats: int = _arg(1, "seats the learner holds in a game against the pool (the opponent holds the others)")
+    rollout_workers: int = _arg(0, "Ray actors that play the rollouts, 1 CPU each (0: in this process; needs .[ray])")
+    ray_address: str = _arg("", "the Ray cluster of the rollout workers: local (start one here), auto, HOST:PORT")
+    rollout_worker_gpus: float = _arg(0.0, "GPUs per rollout worker (Ray num_gpus); >0: their inference on CUDA")
     # Optimization
     hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
     trump_symmetry: bool = _arg(
@@ -322,6 +328,16 @@ def check_args(args: Args) -> None:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
         raise ValueError(f"self_play_prob must be in [0, 1], got {args.self_play_prob}")
+    if args.device not in DEVICES and not args.device.startswith("cuda:"):
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} (or cuda:N), got {args.device!r}")
+    if not 0 <= args.rollout_workers <= args.num_envs:
+        raise ValueError(
+            f"rollout_workers must be 0-{args.num_envs} (num_envs games split over them), got {args.rollout_workers}"
+        )
+    if args.rollout_worker_gpus < 0:
+        raise ValueError(f"rollout_worker_gpus must be >= 0, got {args.rollout_worker_gpus}")
+    if not args.rollout_workers and (args.ray_address or args.rollout_worker_gpus):
+        raise ValueError("ray_address and rollout_worker_gpus are for rollout workers: set rollout_workers > 0")
     for f in fields(Args):
         value = getattr(args, f.name)
         if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison
@@ -567,9 +583,10 @@ def _env_seed(seed: int, iteration: int) -> int:
 
 # --------------------------------------------------------------------------
 # The rollout: a plain batch of learner decisions, and the collector that fills it
-def _autocast(bf16: bool) -> torch.autocast:
-    """bfloat16 matrix products where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16), else a no-op."""
-    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
+def _autocast(bf16: bool, device_type: str = "cpu") -> torch.autocast:
+    """bfloat16 matrix products on ``device_type`` where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16 and on
+    CUDA GPUs from Ampere on), else a no-op."""
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16)
 
 
 def _net_input(bf16: bool) -> torch.dtype:
@@ -726,12 +743,14 @@ class RolloutCollector:
         )
         self.obs_buf_t[sl].copy_(x)
         self.mask_buf[sl] = m.numpy()
-        with torch.inference_mode(), _autocast(self.args.bf16):
-            logits, value = net.head(self.obs_buf_t[sl].to(_net_input(self.args.bf16)))  # float16: as the update sees
+        dev = net.device  # the input stage ran on the CPU; the products run where the weights are
+        with torch.inference_mode(), _autocast(self.args.bf16, dev.type):
+            logits, value = net.head(self.obs_buf_t[sl].to(dev, _net_input(self.args.bf16)))  # float16: as the update
             logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))
-            a = sample_actions(logits)
-            logp = torch.log_softmax(logits, dim=-1).gather(1, a[:, None]).squeeze(1)
-        self.act_buf[sl], self.logp_buf[sl], self.val_buf[sl] = a.numpy(), logp.numpy(), value.float().numpy()
+            a = sample_actions(logits).cpu()
+            logp = torch.log_softmax(logits, dim=-1).gather(1, a.to(dev)[:, None]).squeeze(1)
+        self.act_buf[sl], self.logp_buf[sl] = a.numpy(), logp.cpu().numpy()
+        self.val_buf[sl] = value.float().cpu().numpy()
         actions[rows] = net.original_actions(a, k_sym).numpy()
         self.rew_buf[sl], self.done_buf[sl] = 0.0, False
         seat = ts.seat[rows]
@@ -813,12 +832,12 @@ class RolloutCollector:
         """(B, P) value of the current state, from each seat whose episode runs on past the rollout."""
         B, P = self.env.num_envs, self.env.game.players
         boot = np.zeros((B, P), dtype=np.float32)
-        with torch.inference_mode(), _autocast(self.args.bf16):
+        with torch.inference_mode(), _autocast(self.args.bf16, self.net.device.type):
             for p in range(P):
                 r = np.nonzero(self.pending[:, p] >= 0)[0]
                 if r.size:
                     obs_p = self.env.observe(np.full(B, p))[r]
-                    boot[r, p] = self.net(torch.from_numpy(obs_p))[1].float().numpy()
+                    boot[r, p] = self.net(torch.from_numpy(obs_p))[1].float().cpu().numpy()
         return boot
 
     def replace_evicted(self, evicted: int) -> None:
@@ -836,23 +855,24 @@ class RolloutCollector:
 # The learner's phases
 def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
-    (those of the last minibatch, as CleanRL logs them)."""
-    n, net_input = batch.n, _net_input(args.bf16)
-    b_obs, b_mask = torch.from_numpy(batch.obs), torch.from_numpy(batch.mask)
-    b_act, b_logp = torch.from_numpy(batch.actions), torch.from_numpy(batch.logprobs)
+    (those of the last minibatch, as CleanRL logs them). The batch moves to the network's device once; the
+    minibatch permutation is drawn on the CPU, so it is the same draw on every device."""
+    n, net_input, dev = batch.n, _net_input(args.bf16), net.device
+    b_obs, b_mask = torch.from_numpy(batch.obs).to(dev), torch.from_numpy(batch.mask).to(dev)
+    b_act, b_logp = torch.from_numpy(batch.actions).to(dev), torch.from_numpy(batch.logprobs).to(dev)
     b_adv, b_ret, b_val = (
-        torch.from_numpy(batch.advantages),
-        torch.from_numpy(batch.returns),
-        torch.from_numpy(batch.values),
+        torch.from_numpy(batch.advantages).to(dev),
+        torch.from_numpy(batch.returns).to(dev),
+        torch.from_numpy(batch.values).to(dev),
     )
     clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
     pg_loss = v_loss = entropy_loss = torch.zeros(())
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n)
         for start in range(0, n, args.minibatch_size):
-            mb = perm[start : start + args.minibatch_size]
+            mb = perm[start : start + args.minibatch_size].to(dev)
             x = b_obs.index_select(0, mb).to(net_input)  # index_select: ~4x faster than b_obs[mb]
-            with _autocast(args.bf16):
+            with _autocast(args.bf16, dev.type):
                 logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
             logits, newvalue = logits.float(), newvalue.float()
             logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
@@ -977,16 +997,22 @@ def checkpoint(
     save_training_state(path, args, game, net, optimizer, pool, progress_meta)
 
 
+def make_net(args: Args, game: Any) -> PolicyNet:
+    """The policy network ``args`` describe (hidden sizes, suit symmetry, trick features), freshly initialized."""
+    symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
+    features = TrickFeatures.for_game(game.name, game.config) if args.trick_features else None
+    return PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry, features)
+
+
 def _set_up(
     args: Args, game: Any, ckpt_path: Path, opponents: Callable[[Any], OpponentPool] | None = None
 ) -> tuple[np.random.Generator, PolicyNet, Any, OpponentPool, Counters]:
-    """Seeds, the network, its optimizer and the opponent pool (``opponents(game)``, else the one ``args``
-    describe); restored from ``ckpt_path`` with ``resume``."""
+    """Seeds, the network (on ``args.device``; initialized on the CPU, so alike on every device), its optimizer
+    and the opponent pool (``opponents(game)``, else the one ``args`` describe); restored from ``ckpt_path`` with
+    ``resume`` (tensors load wherever they were saved)."""
     gen = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
-    symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
-    features = TrickFeatures.for_game(game.name, game.config) if args.trick_features else None
-    net = PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry, features)
+    net = make_net(args, game).to(resolve_device(args.device))
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     pool = (
         opponents(game)
@@ -1042,13 +1068,18 @@ def train(
     check_run_dir(run_dir, create=not args.resume)
     remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
     gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents)
+    if args.rollout_workers:  # Ray actors play the rollouts (train/rollout_workers.py); only then is Ray imported
+        from train.rollout_workers import RolloutWorkers  # noqa: PLC0415
+
+        collector: Any = RolloutWorkers(args, game, net, pool, gen, seed=_env_seed(args.seed, counters.iteration))
+    else:
+        env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)
+        collector = RolloutCollector(env, net, pool, gen, args, seed=_env_seed(args.seed, counters.iteration))
     # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice)
     writer = SummaryWriter(str(run_dir), purge_step=counters.global_step + 1 if args.resume else None)
     if not args.resume:
         table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
-    env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)
-    collector = RolloutCollector(env, net, pool, gen, args, seed=_env_seed(args.seed, counters.iteration))
 
     progress = ProgressBar(args.total_decisions, "decisions", done=counters.global_step, enabled=args.progress)
     t_start = time.perf_counter()
@@ -1064,55 +1095,61 @@ def train(
             used = max(used, spent / (60.0 * args.time_limit_min))
         return used
 
-    while budget_used() < 1.0:
-        counters.iteration += 1
-        it = counters.iteration
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - budget_used(), 0.0)
-        t_iter = time.perf_counter()
+    try:
+        while budget_used() < 1.0:
+            counters.iteration += 1
+            it = counters.iteration
+            if args.anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - budget_used(), 0.0)
+            t_iter = time.perf_counter()
 
-        batch = collector.collect_rollout()
-        counters.global_step += batch.env_steps
-        counters.learner_decisions += batch.n
-        counters.games += batch.games
+            batch = collector.collect_rollout()
+            counters.global_step += batch.env_steps
+            counters.learner_decisions += batch.n
+            counters.games += batch.games
 
-        t_update = time.perf_counter()
-        losses = ppo_update(net, optimizer, batch, args)
-        t_update = time.perf_counter() - t_update
+            t_update = time.perf_counter()
+            losses = ppo_update(net, optimizer, batch, args)
+            t_update = time.perf_counter() - t_update
 
-        seconds = time.perf_counter() - t_start
-        timing = {"lr": optimizer.param_groups[0]["lr"], "update": t_update}
-        timing.update(seconds=seconds, steps=counters.global_step - step_at_start)
-        last_iter_s = time.perf_counter() - t_iter
-        last = budget_used() >= 1.0
-        due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
-        stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
-        for key, value in (evaluate(net, counters) if due and evaluate is not None else {}).items():
-            stats[key] = value
-            writer.add_scalar(key, value, counters.global_step)
-        ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
-        progress.update(batch.env_steps, f"it {it} ret {ret:+.2f}")
-
-        if args.snapshot_every and it % args.snapshot_every == 0:
-            evicted = pool.add_snapshot(net, counters.global_step)
-            if evicted is not None:
-                collector.replace_evicted(evicted)
-        if args.exploiters_every and it % args.exploiters_every == 0:
-            from train.exploit import add_exploiter  # noqa: PLC0415 - its own module, over this one's phases
-
-            evicted, found = add_exploiter(pool, net, args, game, counters.global_step, gen)
-            for key, value in found.items():
+            seconds = time.perf_counter() - t_start
+            timing = {"lr": optimizer.param_groups[0]["lr"], "update": t_update}
+            timing.update(seconds=seconds, steps=counters.global_step - step_at_start)
+            last_iter_s = time.perf_counter() - t_iter
+            last = budget_used() >= 1.0
+            due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
+            stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
+            if args.rollout_workers:  # per-worker throughput, waiting on workers vs learning, bytes moved, restarts
+                collector.log(writer, counters.global_step, t_update)
+            for key, value in (evaluate(net, counters) if due and evaluate is not None else {}).items():
+                stats[key] = value
                 writer.add_scalar(key, value, counters.global_step)
-            if evicted is not None:
-                collector.replace_evicted(evicted)
-        if last or it % args.checkpoint_every == 0:
-            counters.elapsed_s = elapsed_before + time.perf_counter() - t_start
-            try:
-                checkpoint(ckpt_path, args, game, net, optimizer, pool, counters, gen, run_name)
-            except OSError as err:  # one clear line; the last checkpoint written stays as it was
-                progress.close()
-                writer.close()
-                raise ValueError(f"cannot save the checkpoint {ckpt_path}: {err.strerror or err}") from None
+            ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
+            progress.update(batch.env_steps, f"it {it} ret {ret:+.2f}")
+
+            if args.snapshot_every and it % args.snapshot_every == 0:
+                evicted = pool.add_snapshot(net, counters.global_step)
+                if evicted is not None:
+                    collector.replace_evicted(evicted)
+            if args.exploiters_every and it % args.exploiters_every == 0:
+                from train.exploit import add_exploiter  # noqa: PLC0415 - its own module, over this one's phases
+
+                evicted, found = add_exploiter(pool, net, args, game, counters.global_step, gen)
+                for key, value in found.items():
+                    writer.add_scalar(key, value, counters.global_step)
+                if evicted is not None:
+                    collector.replace_evicted(evicted)
+            if last or it % args.checkpoint_every == 0:
+                counters.elapsed_s = elapsed_before + time.perf_counter() - t_start
+                try:
+                    checkpoint(ckpt_path, args, game, net, optimizer, pool, counters, gen, run_name)
+                except OSError as err:  # one clear line; the last checkpoint written stays as it was
+                    progress.close()
+                    writer.close()
+                    raise ValueError(f"cannot save the checkpoint {ckpt_path}: {err.strerror or err}") from None
+    finally:
+        if args.rollout_workers:
+            collector.close()  # the actors, and a Ray this run started
     progress.close()
     writer.close()
     summary = {"run_dir": str(run_dir), "global_step": counters.global_step, "iteration": counters.iteration}
