@@ -15,7 +15,7 @@ import pytest
 from bobshat_env.cli import main
 from bobshat_env.games import make_game
 from bobshat_env.records import read_jsonl, replay_record
-from train.distributed import DistributedError, check_address, import_ray, ray_session
+from train.distributed import DistributedError, check_address, import_ray, preflight, ray_session
 from train.evaluate import evaluate
 
 ray = pytest.importorskip("ray")
@@ -58,6 +58,18 @@ def test_ray_not_installed_is_one_line_with_the_install_command(monkeypatch, cap
 def test_bad_addresses_are_refused_quickly(address: str, message: str) -> None:
     with pytest.raises(DistributedError, match=message):
         check_address(address)
+
+
+def test_preflight_before_anything_starts(monkeypatch) -> None:
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(DistributedError, match=r"9999 rollout worker\(s\): 9999 CPU\(s\) needed, this machine"):
+        preflight("local", 9999, "9999 rollout worker(s)")
+    with pytest.raises(DistributedError, match="no Ray cluster answers"):
+        preflight("127.0.0.1:1", 1, "x")
+    monkeypatch.undo()
+    was = ray.is_initialized()
+    preflight("local", 1, "one worker")
+    assert ray.is_initialized() == was  # it starts nothing
 
 
 def test_bad_address_on_the_command_line(monkeypatch, capsys) -> None:

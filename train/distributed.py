@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import socket
 import time
@@ -134,6 +135,25 @@ def ray_session(address: str, need_cpus: int = 1, what: str = "this job") -> Ite
     finally:
         if owned:
             ray.shutdown()
+
+
+def preflight(address: str, need_cpus: int, what: str) -> None:
+    """What can be checked before anything starts or is written: Ray installed, the address well formed and
+    answering, and enough CPUs where they are known without connecting (this machine's for ``local``, the
+    cluster's when this process is already connected). :func:`ray_session` checks the rest when it connects."""
+    ray = import_ray()
+    where = "the Ray cluster"
+    if ray.is_initialized():
+        have = float(ray.cluster_resources().get("CPU", 0.0))
+    elif check_address(address) == "local":
+        have, where = float(os.cpu_count() or 1), "this machine (--ray-address local)"
+    else:
+        have = math.inf  # known once connected
+    if have < need_cpus:
+        raise DistributedError(
+            f"{what}: {need_cpus} CPU(s) needed, {where} has {have:g}; "
+            "add nodes (`ray start --address HEAD:PORT` on another machine) or ask for fewer workers"
+        )
 
 
 def cluster_cpus(ray: Any) -> int:

@@ -1065,6 +1065,10 @@ def train(
         torch.set_num_threads(args.torch_threads)
     torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
     game = make_game(args.game, players=args.players, **args.game_options)
+    if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
+        from train.distributed import preflight  # noqa: PLC0415 - imports Ray, only for rollout workers
+
+        preflight(args.ray_address or "local", args.rollout_workers, f"{args.rollout_workers} rollout worker(s)")
     check_run_dir(run_dir, create=not args.resume)
     remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
     gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents)
