@@ -230,10 +230,14 @@ class RolloutWorkers:
                 ray_session(args.ray_address or "local", need_cpus=N, what=f"{N} rollout worker(s)")
             )
             self._check_gpus()
-            from ray.exceptions import GetTimeoutError, RayActorError  # noqa: PLC0415
+            from ray import exceptions as rx  # noqa: PLC0415
 
-            self._actor_errors: tuple[type[BaseException], ...] = (RayActorError,)
-            self._timeout_error = GetTimeoutError
+            # a worker process gone: killed, crashed, its node lost, or stopped by Ray's out-of-memory killer
+            dead = ("RayActorError", "WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError")
+            self._actor_errors: tuple[type[BaseException], ...] = tuple(
+                getattr(rx, name) for name in dead if hasattr(rx, name)
+            )
+            self._timeout_error = rx.GetTimeoutError
             self._remote = self.ray.remote(RolloutWorker)
             # the first games' seats and opponents: drawn as the in-process collector draws them
             seat = gen.integers(game.players, size=B)
