@@ -170,13 +170,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--cores", type=int, default=16, help="CPUs per modeled node")
     p.add_argument("--gpu-learner-rate", type=float, default=None, help="learner decisions/s of a GPU update (input)")
     p.add_argument("--bandwidth-gbit", type=float, default=10.0, help="the learner's network bandwidth (input)")
+    p.add_argument("--engine-threads", type=int, default=0, help="numba threads here (0: numba default; workers use 1)")
     p.add_argument("--json", default=None)
     ns = p.parse_args(argv)
+    import numba  # noqa: PLC0415
+
+    if ns.engine_threads:
+        numba.set_num_threads(ns.engine_threads)
     args = parse_args(["--config", ns.config, "--progress", "false", "--device", ns.device])
     args = dataclasses.replace(args, ray_address=ns.ray_address)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     measured = [measure(args, int(w), ns.iterations, log) for w in ns.workers.split(",")]
-    print("measured on this machine:")
+    print(f"measured on this machine (engine threads in this process: {numba.get_num_threads()}):")
     print(
         f"{'workers':>7} {'decisions/s':>12} {'rollout/s':>11} {'update s':>9} {'per worker/s':>22} "
         f"{'learner dec/s':>13} {'rollout MB':>10} {'weights MB':>10}"
@@ -189,7 +194,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{m['weights_MB']:>10.3f}"
         )
     one = next((m for m in measured if m["workers"] == 1), None)
-    out: dict[str, Any] = {"measured": measured, "modeled": []}
+    out: dict[str, Any] = {"measured": measured, "engine_threads": numba.get_num_threads(), "modeled": []}
     if one is not None:
         base = measured[0]
         share = base["learner_decisions_per_iteration"] / base["env_steps_per_iteration"]
