@@ -94,9 +94,11 @@ def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path) -> None:
 
 def test_cli_smoke_training_with_two_workers_writes_a_playable_checkpoint(two_nodes, tmp_path, capsys) -> None:
     run = ["--config", str(ROOT / "configs" / "smoke.yaml"), "--runs-dir", str(tmp_path), "--run-name", "two"]
-    assert main(["train", *run, "--rollout-workers", "2"]) == 0
+    assert main(["train", *run, "--total-decisions", "256"]) == 0  # one iteration in-process, then on to 512
+    assert main(["train", *run, "--rollout-workers", "2", "--resume"]) == 0  # with workers, from that checkpoint
     err = capsys.readouterr().err
     assert "2 rollout worker(s) on Ray" in err
+    assert load_checkpoint(tmp_path / "two" / "ckpt.pt")[1]["global_step"] == 512
     run_dir = tmp_path / "two"
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
     acc.Reload()
@@ -133,9 +135,8 @@ def test_killed_worker_is_replaced_and_the_run_goes_on(two_nodes, tmp_path, monk
     acc = EventAccumulator(str(tmp_path / "kill"), size_guidance={"scalars": 0})
     acc.Reload()
     assert [e.value for e in acc.Scalars("charts/worker_restarts")] == [0, 1, 1]
-    # losing the learner is what --resume is for: the run continues from its checkpoint, with workers again
-    monkeypatch.setattr(RolloutWorkers, "_dispatch", original)
-    more = train(dataclasses.replace(args, resume=True, total_decisions=4 * 32 * 8))
+    # losing the learner is what --resume is for; the checkpoint is the in-process one, so it resumes there too
+    more = train(dataclasses.replace(args, resume=True, rollout_workers=0, ray_address="", total_decisions=4 * 32 * 8))
     assert more["iteration"] == 4 and more["global_step"] == 4 * 32 * 8
 
 
