@@ -23,8 +23,8 @@ from bobshat_env.cli import main  # noqa: E402
 from bobshat_env.vector import VectorEnv  # noqa: E402
 from train.distributed import DistributedError  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
-from train.ppo import Args, RolloutCollector, _env_seed, _set_up, parse_args, train  # noqa: E402
-from train.rollout_workers import RolloutWorkers  # noqa: E402
+from train.ppo import Args, RolloutCollector, _env_seed, _set_up, make_net, parse_args, train  # noqa: E402
+from train.rollout_workers import RolloutWorker, RolloutWorkers, _cpu_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,7 +125,8 @@ def test_killed_worker_is_replaced_and_the_run_goes_on(two_nodes, tmp_path, monk
         return pending
 
     monkeypatch.setattr(RolloutWorkers, "_dispatch", dispatch_then_kill)
-    args = _args(tmp_path, run_name="kill", rollout_workers=2, total_decisions=3 * 32 * 8)
+    # one snapshot kept: iteration 2's evicts iteration 1's, which the workers' games move off in iteration 3
+    args = _args(tmp_path, run_name="kill", rollout_workers=2, total_decisions=3 * 32 * 8, max_snapshots=1)
     out = train(args)
     err = capsys.readouterr().err
     assert "rollout worker 1 (pid" in err and "died" in err and "redoing its share" in err
@@ -138,6 +139,29 @@ def test_killed_worker_is_replaced_and_the_run_goes_on(two_nodes, tmp_path, monk
     # losing the learner is what --resume is for; the checkpoint is the in-process one, so it resumes there too
     more = train(dataclasses.replace(args, resume=True, rollout_workers=0, ray_address="", total_decisions=4 * 32 * 8))
     assert more["iteration"] == 4 and more["global_step"] == 4 * 32 * 8
+
+
+def test_worker_pool_sync_keeps_opponents_and_moves_games_off_an_evicted_snapshot(two_nodes, tmp_path) -> None:
+    args = _args(tmp_path, num_envs=12, heuristics=["random"], self_play_prob=0.0)
+    game = make_game(args.game, players=args.players, **args.game_options)
+    worker = ray.remote(RolloutWorker).options(num_cpus=1).remote(dataclasses.asdict(args), 0, 0, 12)
+    try:
+        net = make_net(args, game)
+        a, b = ray.put(_cpu_state(net)), ray.put(_cpu_state(net))
+        spec = [("random", "heuristic", 1.0, 4.0, 0, None), ("snapshot@1", "snapshot", 0.5, 2.0, 1, a)]
+        spec.append(("snapshot@2", "snapshot", 0.0, 0.0, 2, b))
+        opp = np.array([0, 1, 2, -1] * 3)  # -1: self-play
+        ray.get(worker.start.remote(1234, np.zeros(12, dtype=np.int64), opp, spec))
+        assert ray.get(worker.state.remote())["opp"].tolist() == opp.tolist()
+        ray.get(worker._sync_pool.remote([spec[0], spec[2]], True))  # snapshot@1 evicted
+        after = ray.get(worker.state.remote())["opp"]
+        assert (after[opp == 0] == 0).all() and (after[opp == 2] == 1).all()  # kept, renumbered
+        assert (after[opp == -1] == -1).all()
+        assert set(after[opp == 1].tolist()) <= {0, 1}  # drew a member of the new pool
+        batch = ray.get(worker.rollout.remote(_cpu_state(net), [spec[0], spec[2]]))
+        assert batch.env_steps == 12 * args.num_steps and batch.n > 0
+    finally:
+        ray.kill(worker)
 
 
 def test_too_many_workers_is_one_clear_error_and_writes_nothing(two_nodes, tmp_path) -> None:
