@@ -150,15 +150,16 @@ def test_worker_pool_sync_keeps_opponents_and_moves_games_off_an_evicted_snapsho
         a, b = ray.put(_cpu_state(net)), ray.put(_cpu_state(net))
         spec = [("random", "heuristic", 1.0, 4.0, 0, None), ("snapshot@1", "snapshot", 0.5, 2.0, 1, a)]
         spec.append(("snapshot@2", "snapshot", 0.0, 0.0, 2, b))
-        opp = np.array([0, 1, 2, -1] * 3)  # -1: self-play
+        spec.append(("exploiter@3", "exploiter", 0.0, 0.0, 3, a))  # an exploit run's member: a network too
+        opp = np.array([0, 1, 2, -1, 3, 0] * 2)  # -1: self-play
         ray.get(worker.start.remote(1234, np.zeros(12, dtype=np.int64), opp, spec))
         assert ray.get(worker.state.remote())["opp"].tolist() == opp.tolist()
-        ray.get(worker._sync_pool.remote([spec[0], spec[2]], True))  # snapshot@1 evicted
+        ray.get(worker._sync_pool.remote([spec[0], spec[2], spec[3]], True))  # snapshot@1 evicted
         after = ray.get(worker.state.remote())["opp"]
-        assert (after[opp == 0] == 0).all() and (after[opp == 2] == 1).all()  # kept, renumbered
-        assert (after[opp == -1] == -1).all()
-        assert set(after[opp == 1].tolist()) <= {0, 1}  # drew a member of the new pool
-        batch = ray.get(worker.rollout.remote(_cpu_state(net), [spec[0], spec[2]]))
+        assert (after[opp == 0] == 0).all() and (after[opp == 2] == 1).all() and (after[opp == 3] == 2).all()
+        assert (after[opp == -1] == -1).all()  # kept, renumbered; self-play stays
+        assert set(after[opp == 1].tolist()) <= {0, 1, 2}  # drew a member of the new pool
+        batch = ray.get(worker.rollout.remote(_cpu_state(net), [spec[0], spec[2], spec[3]]))
         assert batch.env_steps == 12 * args.num_steps and batch.n > 0
     finally:
         ray.kill(worker)

@@ -68,7 +68,7 @@ from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
 from train.distributed import DistributedError, _first_line, ray_session
 from train.ppo import Args, Rollout, RolloutCollector, make_net
-from train.selfplay import SELF, Member, OpponentPool
+from train.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up
 START_TIMEOUT_S = 300.0  # a worker not ready by then: the cluster cannot place it
@@ -158,8 +158,8 @@ class RolloutWorker:
         """Make the pool the learner's: its members in its order, with its PFSP records.
 
         ``spec``: ``(name, kind, wins, games, step, weights)`` per member,
-        ``weights`` an object ref for snapshots (fetched the first time a
-        name is seen), else None. Games whose opponent left the pool draw a
+        ``weights`` an object ref for networks (snapshots, exploiters; fetched
+        the first time a name is seen), else None: a bot, rebuilt by name. Games whose opponent left the pool draw a
         new one, as ``RolloutCollector.replace_evicted`` does in-process.
         """
         import ray  # noqa: PLC0415
@@ -172,15 +172,16 @@ class RolloutWorker:
                 if m is None:
                     agent = make_agent(name, self.game, seed=_seed(self.args.seed, 4, self.index, len(self.heuristics)))
                     m = self.heuristics[name] = Member(name, "heuristic", agent)
-            else:
+            else:  # a network of the learner's shape (POLICY_KINDS: a snapshot, or an exploiter playing greedily)
                 m = self.snapshots.get(name)
                 if m is None:
                     net = make_net(self.args, self.game)
                     net.load_state_dict(ray.get(ref))
                     net.eval().requires_grad_(False)
                     seed = _seed(self.args.seed, 5, self.index, step)
-                    agent = PPOAgent(net, sample=self.pool.snapshot_sample, seed=seed, name=name)
-                    m = self.snapshots[name] = Member(name, "snapshot", agent, step=step, net=net)
+                    sample = self.pool.snapshot_sample and kind == "snapshot"  # as OpponentPool builds them
+                    agent = PPOAgent(net, sample=sample, seed=seed, name=name)
+                    m = self.snapshots[name] = Member(name, kind, agent, step=step, net=net)
             m.wins, m.games = float(wins), float(games)
             members.append(m)
         self.pool.members = members
@@ -290,7 +291,7 @@ class RolloutWorkers:
         names = set()
         for m in self.pool.members:
             ref = None
-            if m.kind == "snapshot":
+            if m.kind in POLICY_KINDS:
                 ref = self._snapshot_refs.get(m.name)
                 if ref is None:
                     assert m.net is not None
