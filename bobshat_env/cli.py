@@ -347,6 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_game_options(p)
     p.add_argument("--agents", default=None, help=agents_help)
     p.add_argument(
+        "--layout",
+        default=None,
+        help="head-to-head of the two --agents: NvM seats (2v2, 1v3); the report's pairwise line is their difference",
+    )
+    p.add_argument(
         "--deals",
         type=int_range(1, MAX_DEALS),
         default=1000,

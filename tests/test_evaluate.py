@@ -318,3 +318,37 @@ def test_play_duplicate_gives_every_seating_of_a_deal_the_same_cards_in_either_o
 def test_win_shares_split_a_shared_first_place():
     shares = win_shares(np.array([[10, 3, 10, -2], [0, 5, 1, 2]]))
     np.testing.assert_array_equal(shares, [[0.5, 0, 0.5, 0], [0, 1, 0, 0]])
+
+
+def test_layout_seats_two_entrants_and_reports_their_paired_difference(tmp_path, capsys) -> None:
+    from train.evaluate import layout_specs
+
+    assert layout_specs(["a", "b"], "2v2", 4) == ["a", "a", "b", "b"]
+    assert layout_specs(["a", "b"], "1V4", 5) == ["a", "b", "b", "b", "b"]
+    out = tmp_path / "h2h.json"
+    args = ["eval", "--hands", "2", "--agents", "test_first,random", "--layout", "1v3", "--deals", "6", "--quiet"]
+    assert main(args + ["--json", str(out)]) == 0
+    s = json.loads(out.read_text())
+    assert sorted(map(sorted, s["seatings"])) == [["random", "random", "random", "test_first"]] * 4  # 4 seatings
+    (pair,) = s["pairwise"]
+    assert (pair["a"], pair["b"]) == ("test_first", "random")
+    by_name = {a["name"]: a for a in s["agents"]}
+    assert pair["diff_per_hand"] == pytest.approx(
+        by_name["test_first"]["mean_per_hand"] - by_name["random"]["mean_per_hand"]
+    )
+    assert pair["ci95"] > 0
+    # the same tournament spelled out seat by seat gives the same numbers
+    spelled = tmp_path / "spelled.json"
+    args2 = ["eval", "--hands", "2", "--agents", "test_first,random,random,random", "--deals", "6", "--quiet"]
+    assert main(args2 + ["--json", str(spelled)]) == 0
+    assert _without_run(json.loads(spelled.read_text())) == _without_run(s)
+    capsys.readouterr()
+    for bad, msg in (
+        (["--agents", "test_first,random", "--layout", "2v3"], "seats 5 players but the game has 4"),
+        (["--agents", "test_first,random", "--layout", "two"], "must look like 2v2"),
+        (["--agents", "test_first,random", "--layout", "0v4"], "must look like 2v2"),
+        (["--agents", "test_first,random,random", "--layout", "2v2"], "exactly two agents"),
+        (["--agents", "random,random", "--layout", "2v2"], "two different agents"),
+    ):
+        assert main(["eval", "--hands", "2", "--deals", "2", "--quiet", *bad]) == 2
+        assert msg in capsys.readouterr().err

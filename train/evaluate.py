@@ -1204,12 +1204,36 @@ class OhHellBids:
 
 # ==========================================================================
 # Command line (called by ``bobshat eval``)
+def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
+    """The seats of a head-to-head between two entrants: ``["A", "B"]`` and ``"2v2"`` -> ``["A", "A", "B", "B"]``.
+
+    ``layout`` is ``NvM`` with ``N + M`` the number of players: the first
+    agent sits in N seats, the second in M (every seating of them is played,
+    so each holds every seat's cards). The pairwise entry of the report is
+    then the paired difference of the two, with its 95% CI.
+    """
+    from bobshat_env.config import ConfigError  # noqa: PLC0415
+
+    n, v, m = layout.lower().partition("v")
+    if not (v and n.isdigit() and m.isdigit()) or int(n) < 1 or int(m) < 1:
+        raise ConfigError(f"--layout must look like 2v2 or 1v3 (seats of the first and second agent), got {layout!r}")
+    if int(n) + int(m) != players:
+        raise ConfigError(f"--layout {layout} seats {int(n) + int(m)} players but the game has {players}")
+    if len(agents) != 2:
+        raise ConfigError(f"--layout {layout} needs exactly two agents in --agents, got {len(agents)}")
+    if agents[0] == agents[1]:
+        raise ConfigError(f"--layout {layout} needs two different agents, got {agents[0]!r} twice")
+    return [agents[0]] * int(n) + [agents[1]] * int(m)
+
+
 def cli_eval(args: Any, options: dict[str, Any]) -> int:
     """Run ``bobshat eval`` from parsed arguments and the game options of ``cli.game_options``."""
     from bobshat_env.config import ConfigError  # noqa: PLC0415
 
     game = make_game(args.game, **options)
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
+    if getattr(args, "layout", None):
+        specs = layout_specs(specs, args.layout, game.players)
     if len(specs) != game.players:
         raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
     ev = evaluate(
