@@ -373,3 +373,31 @@ def test_smoke_run_reproduces_its_recorded_numbers(tmp_path):
     got = {k: summary[k] for k in SMOKE_RECORD_FLOAT if k != "norm"}
     got["norm"] = float(torch.sqrt(sum((v**2).sum() for v in floats)))
     assert got == pytest.approx(SMOKE_RECORD_FLOAT, rel=1e-5)
+
+
+TABLE_PRESETS = sorted(p.name for p in (ROOT / "configs").glob("*_[0-9]p.yaml"))
+
+
+def test_a_preset_for_every_table():
+    """Bob's Hat with 3 to 5 players and Oh Hell with 3 to 7 each have a preset named after the table."""
+    want = {f"bobs_hat_{p}p.yaml" for p in range(3, 6)} | {f"oh_hell_{p}p.yaml" for p in range(3, 8)}
+    assert want <= set(TABLE_PRESETS)
+
+
+@pytest.mark.parametrize("name", TABLE_PRESETS)
+def test_table_preset_trains_two_iterations(name, tmp_path):
+    """Each table's preset as written (its game, players, reward, symmetry, features, pool of bots), with
+    tiny budgets: two iterations of 8 games x 16 steps and a one-deal evaluation, then its policy plays a
+    legal game at its table."""
+    args = parse_args(["--config", str(ROOT / "configs" / name), "--runs-dir", str(tmp_path)])
+    game_name, players = name.removesuffix("p.yaml").rsplit("_", 1)
+    assert (args.game, args.players) == (game_name, int(players))
+    assert args.opponent_weight == 1.0 and args.trump_symmetry and args.trick_features and args.time_limit_min > 0
+    args.num_envs, args.num_steps, args.total_decisions, args.minibatch_size = 8, 16, 256, 64
+    args.eval_every, args.eval_deals, args.eval_opponents, args.progress = 0, 1, ["random"], False
+    summary = train(args)
+    assert summary["global_step"] == 256 and np.isfinite(summary["losses/value_loss"])
+    game = make_game(args.game, players=args.players, **args.game_options)
+    agent = make_agent(f"ppo:{Path(summary['run_dir']) / 'policy.pt'}", game)
+    res = play_games(game, [agent] + [RandomAgent(seed=s) for s in range(game.players - 1)], 1, seed=1)
+    assert res.decisions > 0  # the engine checks every action it is given: the game was legal to the end
