@@ -146,3 +146,18 @@ _GAME_AGENT_HELP = {
 for _name in dict.fromkeys(n for d in DESCRIPTIONS for n, _ in d.agents):
     _spec, _help = _GAME_AGENT_HELP.get(_name, (_name, "an agent of the game's own"))
     register(_name, _game_agent(_name), spec=_spec, help=_help)
+
+
+def _search(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+    """``search:policy=PATH,...``: determinized playouts with a trained policy (torch imported on use)."""
+    from .search import make_search_agent  # noqa: PLC0415
+
+    return make_search_agent(game, seed=seed, **options)
+
+
+register(
+    "search",
+    _search,
+    spec="search:policy=PATH[,worlds=N,...]",
+    help="decision-time search: sampled deals played out by a trained policy at every seat (agents/search.py)",
+)

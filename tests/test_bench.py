@@ -108,3 +108,17 @@ def test_sample_masked_matches_reference_and_validates():
     assert sample_masked(np.zeros((0, 5), dtype=bool), gen).shape == (0,)
     with pytest.raises(ValueError, match="row 1"):
         sample_masked(np.array([[True, False], [False, False]]), gen)
+
+
+def test_search_latency_tiny(capsys):
+    """benchmarks/search_latency.py: a bot's decisions at B = 1 are all timed (schema and sanity, never timings)."""
+    from benchmarks import search_latency
+
+    search_latency.main(["--players", "3", "--game-options", '{"hands": 1}', "--bots", "strong,random", "--games", "2"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["bot"] for r in rows] == ["strong", "random"]
+    for r in rows:
+        # hands=1, 3 players: seats 0 and 2 bid and play 5 cards each per game, and choose the hat when dealing
+        assert 2 * 12 <= r["decisions"] <= 2 * 13
+        for key in ("wall_ms", "cpu_ms", "cpu_ms_card_play", "cpu_ms_bids"):
+            assert 0 <= r[key]["p50"] <= r[key]["p95"] <= r[key]["max"] and math.isfinite(r[key]["mean"])

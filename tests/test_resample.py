@@ -181,3 +181,45 @@ def test_void_tracker_records_discards_and_resets():
     act("red1")
     assert tracker.void[0, 2].tolist() == [True, True, False]
     assert not tracker.void[0, :2].any()
+
+
+@pytest.mark.parametrize("secret", [False, True])
+def test_public_record_keeps_the_hands_actions_in_order_and_hides_secret_bids_until_all_have_bid(secret):
+    cfg = BobsHatConfig(players=3, hands=2, secret_bidding=secret)
+    g = Game(cfg)
+    tracker = resample.VoidTracker(1, 3, BOBS_HAT_DECK, secret_bids=secret)
+    actions: list[int] = []
+
+    def act(text: str) -> None:
+        a = int(text) if text.isdigit() else bh_parse_card(text)
+        actions.append(a)
+        tracker.before_step(g.state, np.array([a]))
+        tracker.after_step(g.act(a))
+
+    def history() -> list[int]:
+        h = tracker.rows(np.array([0]))["history"][0]
+        return h[h >= 0].tolist()
+
+    g.deal("none", ["blue1 blue2 blue3 red1 red2", "blue4 red3 red4 red5 red6", "black1 black2 black3 black4 black5"])
+    act(str(bh.HAT_PLUS))
+    act(str(bh.BID_BASE + 1))
+    act(str(bh.BID_BASE + 2))
+    # while secret bids are under way only the hat choice is face up; open bids are public at once
+    assert history() == (actions[:1] if secret else actions)
+    act(str(bh.BID_BASE + 4))  # the last bid: now every bid is revealed
+    assert history() == actions
+    for card in ("blue1", "blue4", "black1", "red3"):
+        act(card)
+    assert history() == actions
+    played_by = tracker.rows(np.array([0]))["played_by"][0]
+    assert [sorted(np.flatnonzero(played_by[p]).tolist()) for p in range(3)] == [
+        [bh_parse_card("blue1")],
+        sorted([bh_parse_card("blue4"), bh_parse_card("red3")]),
+        [bh_parse_card("black1")],
+    ]
+    while g.phase == bh.PLAY:  # play the hand out with the lowest legal card: the record clears at the new hand
+        a = int(np.flatnonzero(bh.legal_action_mask(cfg, g.state)[0])[0])
+        tracker.before_step(g.state, np.array([a]))
+        tracker.after_step(g.act(a))
+    rows = tracker.rows(np.array([0]))
+    assert history() == [] and not rows["played_by"].any() and not rows["void"].any()

@@ -528,3 +528,15 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
         most, fewest = code % 8, code // 8
         bids[code] = sum(1 << int(suits[s]) for s in range(3) if most >> s & 1) + 8 * fewest
     return np.concatenate([cards, [HAT_PLUS, HAT_MINUS], BID_BASE + bids])
+
+
+def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.ndarray) -> None:
+    """Start the current hand of ``games`` again from its deal, with ``hands`` (n, P, 60) and the same trump.
+
+    What a search needs to replay a hand's public actions in a sampled world
+    (:mod:`agents.search`): the state as it was before the hat choice, the
+    scores and the hand number as they are. No checks: the caller gives
+    hands of the hand's size.
+    """
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    _start_hand(state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))

@@ -481,3 +481,15 @@ TRUMP_SLICE = "trump_suit"
 def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
     """(N_ACTIONS,) action ids under a suit relabelling: cards by ``cards``, bids unchanged."""
     return np.concatenate([cards, np.arange(N_CARDS, N_ACTIONS)])
+
+
+def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.ndarray) -> None:
+    """Start the current hand of ``games`` again from its deal, with ``hands`` (n, P, 52) and the same trump card.
+
+    What a search needs to replay a hand's public actions in a sampled world
+    (:mod:`agents.search`): the state as it was before the first bid, the
+    scores and the hand number as they are. No checks: the caller gives
+    hands of the hand's size.
+    """
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))

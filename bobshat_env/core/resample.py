@@ -51,39 +51,88 @@ from .tricks import trick_voids
 # --------------------------------------------------------------------------
 # Public void information
 class VoidTracker:
-    """Which seat has shown void in which suit, per game of a batch (public).
+    """The public record of the hand, per game of a batch: voids, who played which card, the actions in order.
+
+    Everything in it is face up at a real table: which seat has failed to
+    follow which suit (``void``), which seat played which card (``played_by``)
+    and the hand's actions in the order they were taken (``history``: the
+    hat choice, the bids, the cards). With secret bidding the bids stay out of
+    what :meth:`rows` hands out until everybody has bid, as in the
+    observations.
 
     Call :meth:`before_step` with the state and the actions about to be
     applied (it reads only the face-up facts: phase, seat to act, suit led,
-    the card played) and :meth:`after_step` with the step's result, which
-    clears the games where a new hand starts.
+    the action) and :meth:`after_step` with the step's result, which clears
+    the games where a new hand starts.
     """
 
-    def __init__(self, batch: int, players: int, deck: Deck, play_phase: int = bh.PLAY):
+    def __init__(
+        self,
+        batch: int,
+        players: int,
+        deck: Deck,
+        play_phase: int = bh.PLAY,
+        bid_phase: int = bh.BID,
+        secret_bids: bool = False,
+        max_actions: int | None = None,
+    ):
         self.deck = deck
-        self.play_phase = play_phase
+        self.play_phase, self.bid_phase, self.secret_bids = play_phase, bid_phase, bool(secret_bids)
+        L = max_actions if max_actions is not None else deck.n_cards + players + 1  # every card once, bids, hat
         self.void = np.zeros((batch, players, deck.n_suits), dtype=bool)  # (B, P, S) absolute seats
+        self.played_by = np.zeros((batch, players, deck.n_cards), dtype=bool)  # (B, P, N) cards played this hand
+        self.history = np.full((batch, L), -1, dtype=np.int16)  # (B, L) the hand's actions in order, -1 after
+        self.history_phase = np.zeros((batch, L), dtype=np.int8)  # (B, L) the phase each action was taken in
+        self.n_history = np.zeros(batch, dtype=np.int64)  # (B,) entries of history
+        self.bidding = np.zeros(batch, dtype=bool)  # (B,) the hand's bidding has begun but not ended
 
     def before_step(self, state: Any, actions: np.ndarray, active: np.ndarray | None = None) -> None:
-        """Note the voids that the cards about to be played reveal."""
+        """Note the actions about to be applied, and the voids and cards they reveal."""
         actions = np.asarray(actions, dtype=np.int64)
-        ok = (state.phase == self.play_phase) & (state.n_in_trick > 0)
-        if active is not None:
-            ok &= np.asarray(active, dtype=bool)
-        g = np.nonzero(ok)[0]
+        live = np.ones(actions.shape[0], dtype=bool) if active is None else np.asarray(active, dtype=bool)
+        g = np.nonzero(live)[0]
+        if g.size:
+            n = self.n_history[g]
+            fits = n < self.history.shape[1]
+            phase = state.phase[g]
+            self.history[g[fits], n[fits]] = actions[g[fits]]
+            self.history_phase[g[fits], n[fits]] = phase[fits]
+            self.n_history[g] += 1
+            self.bidding[g] = (phase == self.bid_phase) & (state.n_bids[g] + 1 < self.void.shape[1])  # bids to come
+        play = live & (state.phase == self.play_phase)
+        g = np.nonzero(play)[0]
         if not g.size:
             return
-        # the card about to be played, as a trick of one card: off the suit led, it shows a void
-        shown = trick_voids(actions[g, None], state.led_suit[g], self.deck)[:, 0]  # (n, S)
-        self.void[g, state.cur[g].astype(np.int64)] |= shown
+        cur = state.cur[g].astype(np.int64)
+        self.played_by[g, cur, actions[g]] = True
+        follow = state.n_in_trick[g] > 0
+        g, cur = g[follow], cur[follow]
+        if g.size:
+            # the card about to be played, as a trick of one card: off the suit led, it shows a void
+            shown = trick_voids(actions[g, None], state.led_suit[g], self.deck)[:, 0]  # (n, S)
+            self.void[g, cur] |= shown
 
     def after_step(self, result: Any) -> None:
-        """Forget the voids of games that start a new hand."""
-        self.void[np.asarray(result.new_hand, dtype=bool)] = False
+        """Forget the record of games that start a new hand."""
+        new = np.asarray(result.new_hand, dtype=bool)
+        self.void[new] = False
+        self.played_by[new] = False
+        self.history[new] = -1
+        self.history_phase[new] = 0
+        self.n_history[new] = 0
+        self.bidding[new] = False
 
     def rows(self, idx: np.ndarray) -> dict[str, np.ndarray]:
-        """The public facts of games ``idx``, as handed to an agent's ``act``."""
-        return {"void": self.void[idx].copy()}
+        """The public facts of games ``idx``, as handed to an agent's ``act``.
+
+        ``void`` (n, P, S) and ``played_by`` (n, P, N) by absolute seat;
+        ``history`` (n, L) the hand's actions, -1 after the last one (and from
+        the first bid on while secret bids are still hidden).
+        """
+        history = self.history[idx].copy()
+        if self.secret_bids:  # bids of a secret bidding still under way are not face up yet
+            history[self.bidding[idx][:, None] & (self.history_phase[idx] == self.bid_phase)] = -1
+        return {"void": self.void[idx].copy(), "played_by": self.played_by[idx].copy(), "history": history}
 
 
 def relative_voids(void: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -369,7 +418,15 @@ def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tu
 
 def void_tracker(game: Any, batch: int) -> VoidTracker:
     """A :class:`VoidTracker` for a batch of games of ``game`` (a :class:`bobshat_env.games.Game`)."""
-    return VoidTracker(batch, game.players, game.module.DECK, play_phase=game.module.PLAY)
+    module = game.module
+    return VoidTracker(
+        batch,
+        game.players,
+        module.DECK,
+        play_phase=module.PLAY,
+        bid_phase=module.BID,
+        secret_bids=bool(getattr(game.config, "secret_bidding", False)),
+    )
 
 
 # --------------------------------------------------------------------------
