@@ -272,7 +272,7 @@ class PolicySearchAgent:
         """The public state of each decision and ``worlds`` sampled deals of the hidden cards (n, W, P, N)."""
         game, W = self.game, self.worlds
         state, counts, unseen = game.public_state(obs, seat)
-        void = trick_voids(state, game.deck)
+        void = trick_voids(state.trick, state.led_suit, game.deck)
         if public is not None and "void" in public:
             void |= np.asarray(public["void"], dtype=bool)
         b = np.arange(seat.shape[0])
