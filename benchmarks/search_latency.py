@@ -10,7 +10,9 @@ an idle machine when the process runs on one thread (set ``NUMBA_NUM_THREADS=1``
 and ``--torch-threads 1``, the defaults here: extra threads would only spin,
 and their spinning counts as CPU time). Reported: mean, median, 95th
 percentile and maximum ms per decision, over all of the bot's decisions and
-over the card plays and the bids separately, one JSON line per bot.
+over the card plays and the bids separately, one JSON line per bot. A
+warm-up game comes first, untimed (``--warmup``): the first decisions load
+kernels and warm torch up, seconds that no later decision pays.
 
     NUMBA_NUM_THREADS=1 python benchmarks/search_latency.py --game bobs_hat \\
         --bots "search:policy=checkpoints/bobs_hat_4p.pt,worlds=32" --field ppo:checkpoints/bobs_hat_4p.pt
@@ -45,8 +47,10 @@ def _summary(ms: np.ndarray) -> dict[str, float]:
     }
 
 
-def time_bot(game: Any, spec: str, field: str, games: int, seed: int = 0) -> dict:
-    """Play ``games`` games at B = 1 (``spec`` in seats 0 and 2, ``field`` elsewhere) and time ``spec``'s calls."""
+def time_bot(game: Any, spec: str, field: str, games: int, seed: int = 0, warmup: int = 1) -> dict:
+    """Play ``games`` games at B = 1 (``spec`` in seats 0 and 2, ``field`` elsewhere) and time ``spec``'s calls.
+
+    The first ``warmup`` games are played untimed (kernels load, torch warms up)."""
     bot = make_agent(spec, game, seed=seed + 1)
     other = make_agent(field, game, seed=seed + 2)
     P = game.players
@@ -54,8 +58,8 @@ def time_bot(game: Any, spec: str, field: str, games: int, seed: int = 0) -> dic
     agents = [bot, other]
     wall, cpu, is_card = [], [], []
     n_cards = int(game.module.N_CARDS)
-    for g in range(games):
-        state = game.init(np.array([seed * 100_003 + g + 1], dtype=np.uint64))
+    for g in range(-warmup, games):
+        state = game.init(np.array([seed * 100_003 + g + 1 + warmup], dtype=np.uint64))
         seats = SeatDispatch(game, 1, agents)
         while not game.done(state)[0]:
             mask = game.legal_action_mask(state)
@@ -65,7 +69,7 @@ def time_bot(game: Any, spec: str, field: str, games: int, seed: int = 0) -> dic
             t0, c0 = time.perf_counter(), time.process_time()
             action = seats.act_rows(agents[a], obs, mask, seat, np.array([0]))
             t1, c1 = time.perf_counter(), time.process_time()
-            if a == 0:
+            if a == 0 and g >= 0:
                 wall.append(1000 * (t1 - t0))
                 cpu.append(1000 * (c1 - c0))
                 is_card.append(bool(mask[0, :n_cards].any()))
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--field", default="random", help="the agent in the other seats")
     ap.add_argument("--games", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=1, help="untimed games first (default 1)")
     ap.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads (0: torch's default)")
     args = ap.parse_args(argv)
     if args.torch_threads:
@@ -104,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.torch_threads)
     game = make_game(args.game, players=args.players, **json.loads(args.game_options))
     for spec in split_specs(args.bots):
-        print(json.dumps(time_bot(game, spec, args.field, args.games, args.seed)), flush=True)
+        print(json.dumps(time_bot(game, spec, args.field, args.games, args.seed, args.warmup)), flush=True)
 
 
 if __name__ == "__main__":
