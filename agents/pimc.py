@@ -181,8 +181,8 @@ class PIMCAgent:
         q = mine.reshape(n, W, A).mean(axis=1)  # (n, A)
         if values:
             full = np.full(mask.shape, np.nan)
-            np.put_along_axis(full, cand, np.where(valid, q, np.nan), axis=1)
-            full[~mask] = np.nan
+            r, k = np.nonzero(valid)  # the padding repeats a row's first candidate: write the real entries only
+            full[r, cand[r, k]] = q[r, k]
             return full
         best = np.argmax(np.where(valid, q, -np.inf), axis=1)
         return cand[b, best]

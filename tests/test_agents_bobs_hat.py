@@ -8,6 +8,7 @@ from bh_script import Game, card_action
 
 from agents import make_agent
 from agents.arena import play_games
+from agents.base import RandomAgent
 from agents.composite import CompositeAgent, parse_composite
 from agents.pimc import PIMCAgent
 from bobshat_env.config import BobsHatConfig
@@ -218,3 +219,18 @@ def test_pimc_beats_random():
     game = make_game("bobs_hat", players=3, hands=3)
     mean, ci = _duplicate_diff(game, "pimc:worlds=4", "random", 16, seed=2)
     assert mean - ci > 3.0, (mean, ci)
+
+
+def test_pimc_values_cover_every_legal_action_in_a_batch_of_unequal_choices():
+    """Rows with fewer legal actions than the widest row are padded inside the search; the padding must not
+    overwrite a real value (it used to leave NaN on each such row's first legal action)."""
+    game = make_game("bobs_hat", players=4)
+    state = game.init(np.arange(1, 9, dtype=np.uint64))
+    rnd = RandomAgent(seed=0)
+    for _ in range(12):  # into the first trick: the rows hold 1 to 4 legal cards
+        mask = game.legal_action_mask(state)
+        game.step(state, rnd.act(game.observe(state), mask, state.cur), legal=mask)
+    mask = game.legal_action_mask(state)
+    assert len(set(mask.sum(axis=1).tolist())) > 1
+    values = PIMCAgent(game, seed=0, worlds=4).action_values(game.observe(state), mask, state.cur.astype(np.int64))
+    assert np.isfinite(values[mask]).all() and np.isnan(values[~mask]).all()
