@@ -34,6 +34,26 @@ for t in "${TABLES[@]}"; do
 done
 mkdir -p "$OUT"
 WORKERS="${WORKERS:-2}"
+EVAL_PY=$(cat <<'EOF'
+import json, sys
+from agents.ppo_agent import load_checkpoint
+from bobshat_env.games import make_game
+from train.evaluate import evaluate, format_report
+
+policy, deals, workers, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+_, meta = load_checkpoint(policy)
+game = make_game(meta["game"], **meta["config"])  # the game it was trained for
+lines = []
+for bot, n in (("strong", deals), ("simple", deals // 4), ("random", deals // 4)):
+    ev = evaluate(game, [f"ppo:{policy}"] + [bot] * (game.players - 1), n, seed=7, workers=workers, progress=True)
+    print(format_report(ev.summary()), flush=True)
+    lines.append(json.dumps(ev.summary()))
+with open(out + ".tmp", "w") as f:
+    f.write("\n".join(lines) + "\n")
+import os
+os.replace(out + ".tmp", out)
+EOF
+)
 
 for t in "${TABLES[@]}"; do
   if [ -f "$OUT/$t.eval.json" ]; then
@@ -54,25 +74,9 @@ for t in "${TABLES[@]}"; do
   cp "$OUT/$t/policy.pt" "$OUT/$t.pt"
   cp "$OUT/$t/policy.pt.json" "$OUT/$t.pt.json"
   echo "== $t: evaluating against strong ($DEALS deals), simple and random ($((DEALS / 4)) deals)"
-  python - "$OUT/$t.pt" "$DEALS" "$WORKERS" "$OUT/$t.eval.json" <<'EOF'
-import json, sys
-from agents.ppo_agent import load_checkpoint
-from bobshat_env.games import make_game
-from train.evaluate import evaluate, format_report
-
-policy, deals, workers, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-_, meta = load_checkpoint(policy)
-game = make_game(meta["game"], **meta["config"])  # the game it was trained for
-lines = []
-for bot, n in (("strong", deals), ("simple", deals // 4), ("random", deals // 4)):
-    ev = evaluate(game, [f"ppo:{policy}"] + [bot] * (game.players - 1), n, seed=7, workers=workers, progress=True)
-    print(format_report(ev.summary()), flush=True)
-    lines.append(json.dumps(ev.summary()))
-with open(out + ".tmp", "w") as f:
-    f.write("\n".join(lines) + "\n")
-import os
-os.replace(out + ".tmp", out)
-EOF
+  # `python -c`, not a here-document on stdin: the evaluation's worker processes are spawned, and a spawned
+  # child re-runs its parent's main file, which `<stdin>` is not.
+  python -c "$EVAL_PY" "$OUT/$t.pt" "$DEALS" "$WORKERS" "$OUT/$t.eval.json"
 done
 
 python - "$OUT" "${TABLES[@]}" <<'EOF'
