@@ -478,6 +478,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="minutes of training (default: the preset's; 0: no limit)",
     )
+    p.add_argument(
+        "--init",
+        default=None,
+        metavar="PATH",
+        help="start the exploiter from this policy checkpoint's weights (default: fresh weights)",
+    )
     p.add_argument("--seed", type=SEED, default=1, help="seed of the run and of its evaluation deals (default 1)")
     p.add_argument(
         "--eval-every", type=int_range(0), default=5, help="iterations between evaluations, and at the end (5)"

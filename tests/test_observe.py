@@ -104,6 +104,7 @@ def test_offsets_name_a_field_the_layout_lacks():
     with pytest.raises(ValueError, match="OhOffsets.trump_suit is neither a slice of this layout nor given"):
         layout.offsets(observe.OhOffsets, players=4, n_cards=60, n_hand_number=16)
 
+
 def test_scripted_observation_exact_values():
     """Every slice of a 4-player observation, at the README's offsets, in a position written out by hand:
     hand 2, mid-trick, after a scored hand 1, with the -10 hat taken by the observer."""

@@ -401,3 +401,34 @@ def test_table_preset_trains_two_iterations(name, tmp_path):
     agent = make_agent(f"ppo:{Path(summary['run_dir']) / 'policy.pt'}", game)
     res = play_games(game, [agent] + [RandomAgent(seed=s) for s in range(game.players - 1)], 1, seed=1)
     assert res.decisions > 0  # the engine checks every action it is given: the game was legal to the end
+
+
+def test_init_from_starts_the_network_from_a_policy_and_bad_ones_are_refused(tmp_path, capsys):
+    """init_from: the run's network starts as the checkpoint's; another shape, game or a missing file is
+    refused before the run folder exists; a resumed run keeps its own weights."""
+    from train.ppo import initial_weights
+
+    first = Path(_train(tmp_path / "a", capsys, "--total-decisions", "256")["run_dir"]) / "policy.pt"
+    tensors, _ = load_checkpoint(first)
+    start = {k: v for k, v in tensors.items() if k.startswith("policy.")}
+    game = make_game("bobs_hat", players=4, hands=2)
+    init = initial_weights(parse_args(["--config", SMOKE, "--init-from", str(first)]), game)
+    assert init is not None and {f"policy.{k}" for k in init} == start.keys()
+    assert all(torch.equal(init[k[7:]], v) for k, v in start.items())
+    assert initial_weights(parse_args(["--config", SMOKE, "--init-from", str(first), "--resume"]), game) is None
+
+    # a run from it with a learning rate too small to move a weight ends where it started; a fresh one does not
+    tiny = ("--total-decisions", "256", "--learning-rate", "1e-12", "--seed", "5")
+    for name, extra, same in (("b", ("--init-from", str(first)), True), ("fresh", (), False)):
+        after, _ = load_checkpoint(Path(_train(tmp_path / name, capsys, *tiny, *extra)["run_dir"]) / "policy.pt")
+        close = all(torch.allclose(after[k], v, atol=1e-6) for k, v in start.items() if v.is_floating_point())
+        assert close == same, name
+
+    for extra, message in (
+        (["--init-from", str(first), "--hidden", "[16]"], "its network (hidden [32, 32]"),
+        (["--init-from", str(tmp_path / "none.pt")], "no checkpoint"),
+        (["--init-from", str(ROOT / "checkpoints" / "oh_hell_4p.pt")], "trained for oh_hell"),
+    ):
+        err = _train_fails(tmp_path / "c", capsys, *extra)
+        assert message in err, (extra, err)
+        assert not (tmp_path / "c").exists()

@@ -105,6 +105,7 @@ from agents.ppo_agent import (
     PolicyNet,
     PPOAgent,
     load_checkpoint,
+    load_policy,
     masked_logits,
     remove_stale_temporaries,
     resolve_device,
@@ -170,6 +171,9 @@ class Args:
         False, "the network sees suits relabelled so that trump is the first suit (bobshat_env.core.symmetry)"
     )
     trick_features: bool = _arg(False, "the network also reads exact trick facts (agents.features.TrickFeatures)")
+    init_from: str = _arg(
+        "", "a policy checkpoint whose weights start the network (fine-tuning; same game and network shape)"
+    )
     learning_rate: float = _arg(3e-4, "Adam learning rate")
     anneal_lr: bool = _arg(True, "decay the learning rate linearly to 0")
     update_epochs: int = _arg(2, "passes over each rollout")
@@ -1004,15 +1008,40 @@ def make_net(args: Args, game: Any) -> PolicyNet:
     return PolicyNet(game.obs_size(), game.n_actions, tuple(args.hidden), symmetry, features)
 
 
+def initial_weights(args: Args, game: Any) -> dict[str, torch.Tensor] | None:
+    """The weights ``args.init_from`` names (None without one), checked against the network ``args`` describe.
+
+    Called before the run folder is made: a missing or corrupt file, another game's policy or another
+    network shape is a clear error with nothing written. A resumed run ignores it (its ckpt.pt has newer
+    weights)."""
+    if not args.init_from or args.resume:
+        return None
+    loaded, meta = load_policy(args.init_from, game)  # missing, corrupt or another game's: a CheckpointError
+    want = make_net(args, game).state_dict()
+    have = loaded.state_dict()
+    if {k: tuple(v.shape) for k, v in want.items()} != {k: tuple(v.shape) for k, v in have.items()}:
+        mine = f"hidden {args.hidden}, trump_symmetry {args.trump_symmetry}, trick_features {args.trick_features}"
+        theirs = f"hidden {meta.get('hidden')}, symmetry {meta.get('symmetry')}, features {meta.get('features')}"
+        raise ValueError(f"init_from {args.init_from!r}: its network ({theirs}) is not this run's ({mine})")
+    return {k: v.clone() for k, v in have.items()}
+
+
 def _set_up(
-    args: Args, game: Any, ckpt_path: Path, opponents: Callable[[Any], OpponentPool] | None = None
+    args: Args,
+    game: Any,
+    ckpt_path: Path,
+    opponents: Callable[[Any], OpponentPool] | None = None,
+    init: dict[str, torch.Tensor] | None = None,
 ) -> tuple[np.random.Generator, PolicyNet, Any, OpponentPool, Counters]:
     """Seeds, the network (on ``args.device``; initialized on the CPU, so alike on every device), its optimizer
     and the opponent pool (``opponents(game)``, else the one ``args`` describe); restored from ``ckpt_path`` with
     ``resume`` (tensors load wherever they were saved)."""
     gen = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
-    net = make_net(args, game).to(resolve_device(args.device))
+    net = make_net(args, game)
+    if init is not None:  # init_from: the same shapes, checked by initial_weights
+        net.load_state_dict(init)
+    net = net.to(resolve_device(args.device))
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     pool = (
         opponents(game)
@@ -1069,9 +1098,10 @@ def train(
         from train.distributed import preflight  # noqa: PLC0415 - imports Ray, only for rollout workers
 
         preflight(args.ray_address or "local", args.rollout_workers, f"{args.rollout_workers} rollout worker(s)")
+    init = initial_weights(args, game)  # init_from: read and checked before the run folder exists
     check_run_dir(run_dir, create=not args.resume)
     remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
-    gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents)
+    gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents, init)
     if args.rollout_workers:  # Ray actors play the rollouts (train/rollout_workers.py); only then is Ray imported
         from train.rollout_workers import RolloutWorkers  # noqa: PLC0415
 
