@@ -6,7 +6,11 @@
 #   DECISIONS=5000000 scripts/robustness.sh    # a smaller one
 #   MINUTES=10 scripts/robustness.sh           # also stop each run after 10 minutes of training
 #   TARGETS="bobs_hat:strong oh_hell:strong" scripts/robustness.sh   # some targets only
+#   INIT=fresh scripts/robustness.sh           # exploiters from fresh weights, not from the game's shipped policy
 #
+# By default every exploiter starts from the weights of its game's shipped 4-player policy (`--init`):
+# a learner from scratch spends a 20M budget learning the game (the shipped policies took 100M+), and
+# its margin then bounds little; one that starts as a strong player spends it on the target's weaknesses.
 # Runs one exploiter at a time (each uses the machine's cores as the presets do); reports go to
 # $OUT/GAME_TARGET.json, run folders (TensorBoard, the exploiters as policy.pt) under $OUT/runs. `pimc`
 # searches at every decision, so its runs are far slower per decision than the others': give them a
@@ -18,6 +22,7 @@ DECISIONS=${DECISIONS:-20000000}
 MINUTES=${MINUTES:-0}
 OUT=${OUT:-runs/robustness}
 DEALS=${DEALS:-500}
+INIT=${INIT:-shipped}
 TARGETS=${TARGETS:-"bobs_hat:random bobs_hat:simple bobs_hat:strong bobs_hat:pimc:worlds=8 \
 bobs_hat:ppo:checkpoints/bobs_hat_4p.pt oh_hell:random oh_hell:simple oh_hell:strong oh_hell:ppo:checkpoints/oh_hell_4p.pt"}
 
@@ -27,10 +32,17 @@ for item in $TARGETS; do
   game=${item%%:*}
   target=${item#*:}
   name="${game}_$(echo "$target" | tr -c 'A-Za-z0-9_\n' '_')"
-  echo "== $game: exploiting $target ($DECISIONS decisions, time limit ${MINUTES} min)" >&2
+  init=()
+  [ "$INIT" = shipped ] && init=(--init "checkpoints/${game}_4p.pt")
+  if [ -f "$OUT/$name.json" ]; then
+    echo "== $game: $target done before ($OUT/$name.json), skipped" >&2
+    reports+=("$OUT/$name.json")
+    continue
+  fi
+  echo "== $game: exploiting $target ($DECISIONS decisions, time limit ${MINUTES} min, init $INIT)" >&2
   "$PY" -m bobshat_env.cli exploit --game "$game" --target "$target" --total-decisions "$DECISIONS" \
     --time-limit-min "$MINUTES" --final-deals "$DEALS" --runs-dir "$OUT/runs" --run-name "$name" \
-    --json "$OUT/$name.json" --quiet
+    --json "$OUT/$name.json" --quiet "${init[@]}"
   reports+=("$OUT/$name.json")
 done
 "$PY" -m train.exploit table "${reports[@]}" --vs strong --deals "$DEALS" | tee "$OUT/table.md"
