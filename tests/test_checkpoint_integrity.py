@@ -71,7 +71,7 @@ def test_checkpoints_without_a_checksum_still_load(tmp_path):
     assert CHECKSUM_KEY not in meta and torch.equal(net.trunk[0].weight, tensors["policy.trunk.0.weight"])
 
 
-@pytest.mark.parametrize("name", ["bobs_hat_4p.pt", "oh_hell_4p.pt"])
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "checkpoints").glob("*.pt")))
 def test_shipped_checkpoints_carry_a_checksum_that_matches(name):
     path = ROOT / "checkpoints" / name
     tensors, meta = load_checkpoint(path)  # verifies the checksum
