@@ -35,7 +35,7 @@ done
 mkdir -p "$OUT"
 WORKERS="${WORKERS:-2}"
 EVAL_PY=$(cat <<'EOF'
-import json, sys
+import json, os, sys
 from agents.ppo_agent import load_checkpoint
 from bobshat_env.games import make_game
 from train.evaluate import evaluate, format_report
@@ -50,7 +50,6 @@ for bot, n in (("strong", deals), ("simple", deals // 4), ("random", deals // 4)
     lines.append(json.dumps(ev.summary()))
 with open(out + ".tmp", "w") as f:
     f.write("\n".join(lines) + "\n")
-import os
 os.replace(out + ".tmp", out)
 EOF
 )
