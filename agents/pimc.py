@@ -77,8 +77,9 @@ class PIMCAgent:
             raise ValueError(f"unknown objective {objective!r}; choose 'diff' or 'score'")
         if search not in ("all", "play"):
             raise ValueError(f"unknown search {search!r}; choose 'all' or 'play'")
-        if not isinstance(worlds, int) or worlds < 1:
-            raise ValueError(f"worlds must be a positive integer, got {worlds!r}")
+        for key, value in (("worlds", worlds), ("max_rows", max_rows)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"pimc option {key} must be a positive integer, got {value!r}")
         self.name = f"pimc:worlds={worlds},playout={playout}"
         self.cfg = game.config
         self.spec = _GameSpec(game)

@@ -90,6 +90,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+_RESERVED = ("seed", "game")  # set by the caller (the command's --seed, the table), never by a spec
+_UNEXPECTED = re.compile(r"unexpected keyword argument '(\w+)'")
+_QUALNAME = re.compile(r"^[\w.<>]+[(][)] ")  # "SimpleAgent.__init__() " at the start of a TypeError
+
+
 def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
     """Build an agent from a spec for a game; unknown names list the known ones."""
     from .composite import is_composite, make_composite  # noqa: PLC0415
@@ -99,10 +104,137 @@ def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
     name, options = parse_spec(spec)
     if name not in _FACTORIES:
         raise ValueError(f"unknown agent {name!r}; available: {', '.join(available())}")
+    for key in _RESERVED:
+        if key in options:
+            raise ValueError(f"agent {name!r}: {key} is not an agent option (the command or the table sets it)")
     try:
         return _FACTORIES[name](game, seed=seed, **options)
     except TypeError as err:
-        raise ValueError(f"bad options for agent {name!r}: {err}") from err
+        # Python's words name internal functions (factory(), SimpleAgent.__init__()): say it in the spec's terms
+        unexpected = _UNEXPECTED.search(str(err))
+        if unexpected:
+            raise ValueError(f"agent {name!r} has no option {unexpected.group(1)!r}") from err
+        raise ValueError(f"bad options for agent {name!r}: {_QUALNAME.sub('', str(err))}") from err
+
+
+def count_error(flag: str, given: int, players: int) -> str:
+    """The message for a list of agent specs of the wrong length (``--agents names 1 agent but ...``)."""
+    agents = "agent" if given == 1 else "agents"
+    return f"{flag} names {given} {agents} but the game has {players} players (one spec per seat)"
+
+
+# ==========================================================================
+# What a web request may ask for (``bobshat serve``; the command line may ask for more)
+#: Every option a web request may set, per agent, with (least, most) for the numeric ones that set the
+#: cost of a move (None: any value the agent itself accepts). One bot move at these caps took at most
+#: about 3.5 s (pimc, strong playouts, 7-player Oh Hell) and 1.4 s (search, 7-player Oh Hell) on a
+#: 2-core machine at load 14; the idle machine is several times faster.
+REQUEST_OPTIONS: dict[str, dict[str, tuple[float, float] | None]] = {
+    "random": {},
+    "simple": {},
+    "strong": {},
+    "pimc": {"worlds": (1, 256), "max_rows": (1024, 40000), "playout": None, "objective": None, "search": None},
+    "search": {
+        "policy": None,
+        "worlds": (1, 64),
+        "top_k": (1, 4),
+        "horizon": (0, 16),
+        "oversample": (1, 4),
+        "max_rows": (1024, 20000),
+        "certain": None,
+        "z": None,
+        "bids": None,
+        "playout": None,
+        "belief": None,
+        "value_scale": None,
+    },
+    "ppo": {"path": None, "sample": None},  # (not device: the server's, not the page's, to choose)
+}
+#: A search move plays worlds x top_k playouts: their product is capped too (the default 32 x 3 = 96 fits).
+REQUEST_SEARCH_PLAYOUTS = 128
+#: The options of an agent that name a file, per agent (ppo:PATH, search:policy=PATH).
+FILE_OPTIONS: dict[str, tuple[str, ...]] = {"ppo": ("path",), "search": ("policy",)}
+
+
+def _one_part(spec: str) -> tuple[str, dict[str, Any]]:
+    name, options = parse_spec(spec)
+    if name == "ppo" and "path" in options:  # ppo:PATH,sample=true: the options follow the path
+        path, *extra = str(options["path"]).split(",")
+        options = {"path": path}
+        for piece in extra:
+            key, eq, value = piece.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"bad ppo option {piece!r}: expected key=value after the path")
+            options[key.strip()] = _parse_value(value.strip())
+    return name, options
+
+
+def spec_parts(spec: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every agent a spec builds, composites opened (``bid=X+play=Y`` -> X's and Y's); ValueError if malformed.
+
+    A ``ppo:PATH,sample=true`` part is split into ``path`` and its options.
+    """
+    from .composite import is_composite, parse_composite  # noqa: PLC0415
+
+    parts = list(parse_composite(spec).values()) if is_composite(spec) else [spec]
+    return [_one_part(part) for part in parts]
+
+
+def spec_files(spec: str) -> list[str]:
+    """The files a spec would read (checkpoints), nested parts included; ValueError if malformed."""
+    return [str(opts[key]) for name, opts in spec_parts(spec) for key in FILE_OPTIONS.get(name, ()) if key in opts]
+
+
+def map_spec_files(spec: str, change: Callable[[str], str]) -> str:
+    """``spec`` with every file it names replaced by ``change(file)`` (composites and ppo options kept)."""
+    from .composite import is_composite, parse_composite  # noqa: PLC0415
+
+    def one(part: str) -> str:
+        name, options = _one_part(part)
+        keys = FILE_OPTIONS.get(name, ())
+        if not any(k in options for k in keys):
+            return part
+        options = {k: change(str(v)) if k in keys else v for k, v in options.items()}
+        text = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+        if name == "ppo":
+            return ",".join([f"ppo:{text.pop('path')}", *(f"{k}={v}" for k, v in text.items())])
+        return f"{name}:" + ",".join(f"{k}={v}" for k, v in text.items())
+
+    if is_composite(spec):
+        return "+".join(f"{role}={one(sub)}" for role, sub in parse_composite(spec).items())
+    return one(spec)
+
+
+def check_request_spec(spec: str) -> None:
+    """Refuse (ValueError naming the option and its range) a spec a web request may not ask for.
+
+    An agent or option not in :data:`REQUEST_OPTIONS` is refused (a new
+    agent's options must be given caps here before a request can set them);
+    a numeric option outside its range, and a search whose worlds x top_k
+    exceeds :data:`REQUEST_SEARCH_PLAYOUTS`, too. Files are the caller's to
+    check (:func:`spec_files`).
+    """
+    for name, options in spec_parts(spec):
+        allowed = REQUEST_OPTIONS.get(name)
+        if allowed is None:
+            raise ValueError(f"agent {name!r} cannot be asked for over the web")
+        for key, value in options.items():
+            if key not in allowed:
+                known = ", ".join(allowed) or "none"
+                raise ValueError(f"agent {name!r}: option {key!r} cannot be set over the web (its options: {known})")
+            bounds = allowed[key]
+            if bounds is None:
+                continue
+            lo, hi = bounds
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ValueError(f"agent {name!r}: {key} must be an integer from {lo:g} to {hi:g} here, got {value!r}")
+        if name == "search":
+            worlds, top_k = options.get("worlds", 32), options.get("top_k", 3)
+            if worlds * top_k > REQUEST_SEARCH_PLAYOUTS:
+                raise ValueError(
+                    f"agent 'search': worlds x top_k is {worlds} x {top_k} = {worlds * top_k}; "
+                    f"at most {REQUEST_SEARCH_PLAYOUTS} playouts per move here"
+                )
 
 
 register("random", RandomAgent, help="uniformly random legal actions")

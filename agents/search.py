@@ -82,6 +82,7 @@ counts decisions, searched decisions, wall seconds and process CPU seconds.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -122,10 +123,6 @@ class PolicySearchAgent:
     ):
         if game is None or getattr(game, "module", None) is None:
             raise ValueError("the 'search' agent needs a game (bobs_hat or oh_hell)")
-        if net is None:
-            if not policy:
-                raise ValueError("the 'search' agent needs a trained policy: search:policy=PATH")
-            net, _ = load_policy(str(policy), game)
         checks = (("worlds", worlds, 1), ("top_k", top_k, 1), ("horizon", horizon, 0), ("oversample", oversample, 1))
         for key, value, low in checks:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -136,14 +133,18 @@ class PolicySearchAgent:
             raise ValueError(f"search option certain must be a probability in (0, 1], got {certain!r}")
         if not isinstance(bids, bool):
             raise ValueError(f"search option bids must be true or false, got {bids!r}")
-        if isinstance(z, bool) or not isinstance(z, (int, float)) or z < 0:
-            raise ValueError(f"search option z must be a number >= 0, got {z!r}")
-        if isinstance(value_scale, bool) or not isinstance(value_scale, (int, float)):
-            raise ValueError(f"search option value_scale must be a number, got {value_scale!r}")
+        if isinstance(z, bool) or not isinstance(z, (int, float)) or not (math.isfinite(z) and z >= 0):
+            raise ValueError(f"search option z must be a finite number >= 0, got {z!r}")
+        if isinstance(value_scale, bool) or not isinstance(value_scale, (int, float)) or not math.isfinite(value_scale):
+            raise ValueError(f"search option value_scale must be a finite number, got {value_scale!r}")
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown search playout {playout!r}; choose one of {', '.join(PLAYOUTS)}")
         if belief not in BELIEFS:
             raise ValueError(f"unknown search belief {belief!r}; choose one of {', '.join(BELIEFS)}")
+        if net is None:  # (after the options are checked: a bad option costs no file read)
+            if not policy:
+                raise ValueError("the 'search' agent needs a trained policy: search:policy=PATH")
+            net, _ = load_policy(str(policy), game)
         self.game = game
         self.cfg = game.config
         self.net = net

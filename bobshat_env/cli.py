@@ -133,14 +133,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from agents import make_agent
     from agents.arena import play_games
-    from agents.registry import split_specs
+    from agents.registry import count_error, split_specs
 
     from .games import make_game
 
     game = make_game(args.game, **game_options(args))
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
     if len(specs) != game.players:
-        raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
+        raise ConfigError(count_error("--agents", len(specs), game.players))
     check_outputs(args, "records")
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
@@ -246,6 +246,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise ConfigError(f"--opponents names {len(specs)} bots but {P} players need {P - 1} (or one for all)")
     result = play(game, args.seat, specs, seed=args.seed, save=args.save)
     return result.exit_code
+
+
+def _host(text: str) -> str:
+    """An argparse ``type`` for ``--host``: an address or a name, not empty (which would listen everywhere)."""
+    if not text.strip() or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(f"expected an address such as 127.0.0.1 or 0.0.0.0, got {text!r}")
+    return text
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -418,8 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the web extra)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--host", type=_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    p.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000)")
     p.add_argument(
         "--records-dir",
         default="records",
@@ -428,9 +437,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/model.pt (checked at start)"
     )
-    p.add_argument("--idle-timeout", type=float, default=1800.0, help="seconds before an abandoned game is dropped")
-    p.add_argument("--max-games", type=int, default=100, help="games held at once (default 100)")
-    p.add_argument("--max-upload-mb", type=float, default=2.0, help="largest records file to upload (default 2 MB)")
+    p.add_argument(
+        "--idle-timeout",
+        type=float_range(1.0, 7 * 86400.0),
+        default=1800.0,
+        help="seconds before an abandoned game is dropped (1 to 604800, default 1800)",
+    )
+    p.add_argument("--max-games", type=int_range(1, 10_000), default=100, help="games in play at once (default 100)")
+    p.add_argument(
+        "--max-upload-mb",
+        type=float_range(0.001, 1024.0),
+        default=2.0,
+        help="largest records file to upload, in MB (0.001 to 1024, default 2)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")

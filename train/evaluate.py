@@ -119,7 +119,7 @@ import numpy as np
 
 from agents import make_agent
 from agents.arena import ArenaResult, play_games
-from agents.registry import split_specs
+from agents.registry import count_error, split_specs
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
 from bobshat_env.games import Game, describe, load, make_game
@@ -1235,7 +1235,7 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
     if getattr(args, "layout", None):
         specs = layout_specs(specs, args.layout, game.players)
     if len(specs) != game.players:
-        raise ConfigError(f"--agents names {len(specs)} agents but the game has {game.players} players")
+        raise ConfigError(count_error("--agents", len(specs), game.players))
     ev = evaluate(
         game,
         specs,

@@ -64,13 +64,25 @@ def serve(
     from ..paths import check_writable  # noqa: PLC0415
     from .session import RECORDS_FILE  # noqa: PLC0415
 
+    if not host.strip():
+        raise ConfigError("--host must name an address (127.0.0.1, 0.0.0.0), got ''")
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port must be 0-65535, got {port}")
-    for flag, value in (("--idle-timeout", idle_timeout), ("--max-games", max_games), ("--max-upload", max_upload)):
-        if value <= 0:
-            raise ConfigError(f"{flag} must be positive, got {value}")
+    if not (isinstance(idle_timeout, (int, float)) and 1.0 <= idle_timeout <= 7 * 86400):  # NaN: False
+        raise ConfigError(f"--idle-timeout must be 1 to 604800 seconds, got {idle_timeout}")
+    if not 1 <= max_games <= 10_000:
+        raise ConfigError(f"--max-games must be 1 to 10,000, got {max_games}")
+    if not 1024 <= max_upload <= 1 << 30:
+        raise ConfigError(f"--max-upload-mb must be 0.001 to 1024 MB, got {max_upload:,} bytes")
     folder = Path(records_dir)
     if not folder.is_dir():
+        if folder.exists():
+            raise ConfigError(f"--records-dir: {folder} is not a folder")
+        for above in folder.parents:  # the nearest that exists must be a folder: /etc/passwd/sub
+            if above.exists() or above.is_symlink():
+                if not above.is_dir():
+                    raise ConfigError(f"--records-dir: {above} is not a folder")
+                break
         if not folder.parent.is_dir():
             raise ConfigError(f"--records-dir: the folder {folder.parent} does not exist")
         try:

@@ -28,12 +28,29 @@ The JSON API they use (errors are ``{"error": "..."}`` with a 4xx status):
   ``POST /api/uploads`` (a records file as the body or as the form field
   ``file``; at most ``max_upload`` bytes) -> its records, checked like ``replay``.
 
-Safety: JSON bodies must say ``Content-Type: application/json`` (so another
-web site cannot post moves from a visitor's browser without a CORS
-preflight, which this server never grants), requests must name a host the
-server is bound to (no DNS rebinding), pages carry a strict Content Security
-Policy, and every game and upload is dropped after ``idle_timeout`` seconds
-without a request.
+Safety against other web sites (a page elsewhere can make the visitor's
+browser send requests here: links, forms, ``no-cors`` fetches):
+
+- requests must name a host the server is bound to (no DNS rebinding);
+- every request that changes something (any method but GET and HEAD), and
+  every ``/api/`` request, is refused (403) when the browser says it comes
+  from another origin (``Sec-Fetch-Site`` other than ``same-origin`` or
+  ``none``, or an ``Origin`` that is not this server's); CORS preflights are
+  never approved;
+- JSON bodies must say ``Content-Type: application/json`` (a cross-site page
+  cannot send that without a preflight), and an upload must carry the header
+  ``X-Bobshat: 1`` for the same reason (``curl -H 'X-Bobshat: 1' -F
+  file=@games.jsonl``);
+- ``/play`` opened from another site (a link, a form) does not start the game:
+  the page shows what the link asks for and waits for a click;
+- agent specs are checked against the request caps
+  (:data:`agents.registry.REQUEST_CAPS`) and the file allow-list (see
+  :class:`~bobshat_env.web.session.AgentCatalog`);
+- an upload costs a bounded multiple of ``max_upload`` in memory and in the
+  response; errors are always ``{"error": ...}``, and a failure (500) never
+  closes the connection;
+- pages carry a strict Content Security Policy, and every game and upload is
+  dropped after ``idle_timeout`` seconds without a request.
 """
 
 from __future__ import annotations
@@ -42,6 +59,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -49,12 +67,12 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -70,6 +88,11 @@ _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
+
+
+SAFE_SITES = ("same-origin", "none")  # Sec-Fetch-Site of this server's own pages, or of a typed address
+UPLOAD_HEADER = "x-bobshat"  # a custom header: a browser sends it cross-origin only after a preflight (never granted)
+_log = logging.getLogger("bobshat.web")
 
 
 class _SecurityHeaders:
@@ -88,11 +111,123 @@ class _SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("Content-Security-Policy", _CSP)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("X-Frame-Options", "DENY")
                 headers.setdefault("Referrer-Policy", "no-referrer")
                 headers.setdefault("Cache-Control", "no-store")
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def _send_json(send: Any, status: int, message: str) -> None:
+    """Send ``{"error": message}`` as a whole response from pure ASGI code."""
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _CatchAll:
+    """A failure inside the app becomes a JSON 500, and the connection stays open (pure ASGI).
+
+    (Starlette's own handler for ``Exception`` re-raises after answering, and
+    uvicorn then closes the connection: the next request on it was reset.)
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: dict) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # noqa: BLE001 - every failure answers, none kills the connection
+            _log.exception("bobshat serve: a request failed")
+            if not started:
+                await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {str(exc)[:300]}")
+
+
+def host_name(host_header: str) -> str:
+    """The host of a ``Host`` header without its port (``[::1]:8000`` -> ``[::1]``), lower case."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.partition(":")[0]
+
+
+def foreign(scope: dict, headers: Any) -> str | None:
+    """Why a request comes from a page of another origin (the browser's own headers say so), or None.
+
+    ``Sec-Fetch-Site`` (sent by every current browser) must be ``same-origin``
+    or ``none`` (an address typed or bookmarked: the user's own act); an
+    ``Origin`` must be this server's own (``http://`` and the Host header).
+    Requests without either header (curl, scripts) are the user's own.
+    """
+    site = headers.get("sec-fetch-site")
+    if site is not None and site.strip().lower() not in SAFE_SITES:
+        return f"Sec-Fetch-Site: {site[:40]}"
+    origin = headers.get("origin")
+    if origin is not None:
+        own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}".lower()
+        if origin.strip().lower() != own:
+            return f"Origin: {origin[:80]}"
+    return None
+
+
+def foreign_navigation(scope: dict, headers: Any) -> bool:
+    """Whether a page was opened from another site (a link, a form, a frame) rather than by the user or this server.
+
+    Like :func:`foreign`, and where a browser sends no ``Sec-Fetch-Site``, a
+    ``Referer`` from another origin counts too.
+    """
+    if foreign(scope, headers) is not None:
+        return True
+    referer = headers.get("referer")
+    if headers.get("sec-fetch-site") is None and referer:
+        own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}/".lower()
+        return not (referer.lower() + "/").startswith(own)
+    return False
+
+
+class _Guard:
+    """The host allow-list and the cross-origin refusals (pure ASGI; JSON errors).
+
+    hosts: Host names accepted (``["*"]``: any). A request whose Host is not
+    one of them is refused (400; no DNS rebinding). A request that changes
+    something (not GET or HEAD) or asks the API, sent by a page of another
+    origin, is refused (403): see :func:`foreign`. CORS preflights
+    (``OPTIONS``) come from other origins by definition and are refused too.
+    """
+
+    def __init__(self, app: Any, hosts: list[str]) -> None:
+        self.app = app
+        self.hosts = [h.lower() for h in hosts]
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if "*" not in self.hosts and host_name(headers.get("host", "")) not in self.hosts:
+            await _send_json(send, 400, "this server answers only to its own address (the Host header names another)")
+            return
+        method = scope.get("method", "GET").upper()
+        if method not in ("GET", "HEAD") or scope.get("path", "").startswith("/api/"):
+            why = foreign(scope, headers)
+            if why is not None:
+                await _send_json(send, 403, f"refused: the request comes from a page of another site ({why})")
+                return
+        await self.app(scope, receive, send)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -201,9 +336,10 @@ def create_app(
     timeout. sweep_every: seconds between clean-ups (default a quarter of the
     timeout, at most a minute).
     """
+    folder = Path(records_dir).resolve()  # a relative folder means the one at start, whatever the cwd later
     catalog = AgentCatalog(agents or (), shipped=shipped)
-    store = SessionStore(records_dir, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
-    sources = ReplaySources(Path(records_dir), max_upload)
+    store = SessionStore(folder, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
+    sources = ReplaySources(folder, max_upload)
     meta_cache: dict[str, Any] = {}
     every = sweep_every if sweep_every is not None else min(60.0, idle_timeout / 4)
 
@@ -226,6 +362,10 @@ def create_app(
 
     def page(name: str) -> Any:
         async def endpoint(request: Request) -> Response:
+            if name == "play.html" and foreign_navigation(request.scope, request.headers):
+                # opened from another site: the page shows the link's game and waits for a click to start it
+                html = (STATIC / name).read_text(encoding="utf-8")
+                return HTMLResponse(html.replace("<body>", '<body data-confirm="link">', 1))
             return FileResponse(STATIC / name, media_type="text/html")
 
         return endpoint
@@ -281,7 +421,8 @@ def create_app(
 
     async def records(request: Request) -> Response:
         files = await run_in_threadpool(sources.listing)
-        return JSONResponse({"folder": str(Path(records_dir)), "files": files, "max_upload": max_upload})
+        # the folder's name only: its absolute path tells a page nothing it needs about this machine
+        return JSONResponse({"folder": folder.name, "files": files, "max_upload": max_upload})
 
     async def replay(request: Request) -> Response:
         q = request.query_params
@@ -300,6 +441,9 @@ def create_app(
         return JSONResponse(await run_in_threadpool(frames, rec))
 
     async def upload(request: Request) -> Response:
+        if request.headers.get(UPLOAD_HEADER, "").strip() != "1":
+            # a text/plain or multipart POST needs no CORS preflight; a custom header does (and none is granted)
+            raise WebError(403, f"an upload must carry the header {UPLOAD_HEADER.title()}: 1 (the page sends it)")
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         overhead = 16 * 1024 if kind == "multipart/form-data" else 0
         body = await _read_body(request, max_upload + overhead, "the upload")
@@ -309,7 +453,10 @@ def create_app(
             async def replay_body() -> dict:
                 return {"type": "http.request", "body": body, "more_body": False}
 
-            form = await Request(request.scope, replay_body).form(max_files=1, max_fields=4)
+            try:
+                form = await Request(request.scope, replay_body).form(max_files=1, max_fields=4)
+            except HTTPException as err:
+                raise WebError(400, f"the form cannot be read: {err.detail}") from None
             field = form.get("file")
             if field is None or isinstance(field, str):
                 raise WebError(400, "the form has no file field named 'file'")
@@ -323,8 +470,9 @@ def create_app(
         assert isinstance(exc, WebError)
         return _error(exc.status, exc.message)
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return _error(500, f"the server failed: {type(exc).__name__}: {exc}")
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return _error(exc.status_code, str(exc.detail))
 
     routes = [
         Route("/", page("index.html")),
@@ -347,13 +495,15 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
             Middleware(_SecurityHeaders),
+            Middleware(_CatchAll),
+            Middleware(_Guard, hosts=hosts),
             Middleware(GZipMiddleware, minimum_size=2048),
         ],
-        exception_handlers={WebError: web_error, Exception: server_error},
+        exception_handlers={WebError: web_error, HTTPException: http_error},
         lifespan=lifespan,
     )
+    app.state.allowed_hosts = hosts
     app.state.store = store
     app.state.sources = sources
     app.state.sweep = sweep

@@ -46,18 +46,28 @@ def record_file(root: Path, name: Any) -> Path:
     return path
 
 
-def summarize(source: Path | bytes, cache: dict[bytes, dict] | None = None) -> list[dict[str, Any]]:
+def summarize(
+    source: Path | bytes, cache: dict[bytes, dict] | None = None, budget: int | None = None
+) -> list[dict[str, Any]]:
     """One line per record of a records file (a path or its bytes), checked like ``bobshat replay``.
 
     cache: summaries by record content, so a file that grew by one game
     replays one record, not all (a 10-hand record takes about 45 ms).
+    budget: bytes of JSON the summaries may take (an upload's listing):
+    past it, one last item says how many records were left unchecked, so a
+    file of two-byte lines (``{}``) costs no more than a file of real records.
     """
     out = []
+    spent = 0
     for index, (line, record, error) in enumerate(read_records(source)):
+        if budget is not None and spent > budget:
+            out.append(_left_unchecked(index, line, source))
+            break
         item: dict[str, Any] = {"index": index, "line": line}
         if error is not None:
             item.update(ok=False, faults=[error])
             out.append(item)
+            spent += len(error) + 40
             continue
         key = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).digest()
         known = cache.get(key) if cache is not None else None
@@ -65,7 +75,7 @@ def summarize(source: Path | bytes, cache: dict[bytes, dict] | None = None) -> l
             report = replay_report(record)
             known = {
                 "ok": report.ok,
-                "faults": [str(f) for f in report.faults[:20]],
+                "faults": [str(f)[:500] for f in report.faults[:20]],
                 "n_faults": len(report.faults),
                 "game": report.game,
                 "players": report.players,
@@ -80,7 +90,22 @@ def summarize(source: Path | bytes, cache: dict[bytes, dict] | None = None) -> l
                 cache[key] = known
         item.update(known)
         out.append(item)
+        if budget is not None:
+            spent += len(json.dumps(item, default=str))
     return out
+
+
+def _left_unchecked(index: int, line: int, source: Path | bytes) -> dict[str, Any]:
+    """The last item of a listing cut at its budget: from which line on records were not checked."""
+    total = source.count(b"\n") + 1 if isinstance(source, bytes) else None
+    rest = f"lines {line} to {total}" if total is not None and total > line else f"line {line} on"
+    return {
+        "index": index,
+        "line": line,
+        "ok": False,
+        "unchecked": True,
+        "faults": [f"{rest} not checked: the listing is over its size limit; check the file with bobshat replay"],
+    }
 
 
 def frames(record: dict) -> dict[str, Any]:
@@ -204,7 +229,7 @@ class ReplaySources:
 
         if len(data) > self.max_upload:
             raise WebError(413, f"the upload has {len(data):,} bytes; the limit is {self.max_upload:,}")
-        items = summarize(data)
+        items = summarize(data, budget=max(self.max_upload, 64 * 1024))  # the listing: at most about the upload
         if not items:
             raise WebError(400, f"{name or 'the upload'} holds no game records (one JSON object per line)")
         uid = secrets.token_urlsafe(9)

@@ -22,6 +22,7 @@ anything mutable, so many can run at once from the server's thread pool.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import secrets
 import threading
@@ -42,6 +43,7 @@ from ..records import Recorder, write_jsonl
 from ..seating import SeatDispatch
 
 RECORDS_FILE = "games.jsonl"
+MAX_SEED = 2**63 - 1  # as the command line's --seed: game keys are 64-bit
 
 
 class WebError(Exception):
@@ -407,20 +409,41 @@ def shipped_checkpoints() -> Path:
     return Path(__file__).resolve().parents[2] / "checkpoints"
 
 
+def tables() -> list[tuple[str, int]]:
+    """Every table the server can seat: (game name, players)."""
+    out = []
+    for d in DESCRIPTIONS:
+        for n in range(2, 11):
+            try:
+                d.config_cls(players=n)
+            except ConfigError:
+                continue
+            out.append((d.name, n))
+    return out
+
+
 class AgentCatalog:
     """Which agent specs a web request may name, and which the start page offers.
 
     Any spec of the registry whose agents read no file (``random``,
-    ``strong``, ``pimc:worlds=16``, ``bid=strong+play=random``) may be
-    named. A spec that reads a file (``ppo:PATH``) is refused unless the
-    server was started with it (``--agents``) or it is a shipped policy,
-    offered as ``ppo:NAME`` (``ppo:bobs_hat_4p``): a URL must not make the
-    server open files of its choosing.
+    ``strong``, ``pimc:worlds=16``, ``bid=strong+play=random``) may be named,
+    within the request caps (:func:`agents.registry.check_request_spec`).
+    A spec that names a file (``ppo:PATH``, ``search:policy=PATH``, nested in
+    ``bid=...+play=...`` too) may name only a shipped policy (by its name,
+    ``ppo:bobs_hat_4p`` or ``search:policy=bobs_hat_4p``) or a file of a spec
+    the server was started with (``--agents``); anything else gets one and the
+    same message, whether or not the file exists: a URL must not make the
+    server open files of its choosing, nor learn which exist.
+
+    The specs given with ``--agents`` are the operator's: they are not held
+    to the request caps, and each is offered at the tables it can play (a
+    checkpoint at its own game and player count).
     """
 
     def __init__(self, preload: Sequence[str] = (), shipped: Path | None = None) -> None:
-        self.preloaded: list[str] = []
+        self.preloaded: dict[str, list[tuple[str, int]]] = {}  # spec -> the tables it plays
         self.shipped: dict[str, tuple[str, str, int]] = {}  # "ppo:NAME" -> (spec with path, game, players)
+        self.files: dict[str, str] = {}  # a file a request may name (a shipped name, a path) -> the path to read
         folder = shipped_checkpoints() if shipped is None else shipped
         if folder.is_dir():
             import json  # noqa: PLC0415
@@ -431,30 +454,47 @@ class AgentCatalog:
                     self.shipped[f"ppo:{pt.stem}"] = (f"ppo:{pt}", str(meta["game"]), int(meta["players"]))
                 except (OSError, ValueError, KeyError, TypeError):
                     continue  # no readable sidecar: not offered
+                self.files[pt.stem] = str(pt)
+                self.files[os.path.abspath(pt)] = str(pt)
         for spec in preload:
             self.preload(spec)
 
     def preload(self, spec: str) -> None:
-        """Allow ``spec`` (``--agents``) after building it once for some game, so a bad one fails at start."""
+        """Allow ``spec`` (``--agents``) at every table where it builds, so a bad one fails at start."""
         from agents import make_agent  # noqa: PLC0415
+        from agents.registry import spec_files  # noqa: PLC0415
 
-        errors = []
-        for d in DESCRIPTIONS:
+        errors: dict[str, str] = {}
+        played = []
+        for name, players in tables():
             try:
-                make_agent(self._expand(spec), make_game(d.name), seed=0)
+                make_agent(self._expand(spec), make_game(name, players=players), seed=0)
             except (ValueError, ConfigError, OSError) as err:
-                errors.append(f"{d.name}: {err}")
+                errors.setdefault(str(err), f"{name} {players}p: {err}")
                 continue
-            if spec not in self.preloaded:
-                self.preloaded.append(spec)
-            return
-        raise ConfigError(f"--agents: {spec!r} makes no agent ({'; '.join(errors)})")
+            played.append((name, players))
+        if not played:
+            raise ConfigError(f"--agents: {spec!r} makes no agent ({'; '.join(errors.values())})")
+        self.preloaded[spec] = played
+        for path in spec_files(self._expand(spec)):
+            self.files[os.path.abspath(path)] = path
+            self.files.setdefault(path, path)
 
     def _expand(self, spec: str) -> str:
         return self.shipped[spec][0] if spec in self.shipped else spec
 
+    def _refused(self, spec: str) -> WebError:
+        offered = ", ".join([*self.shipped, *self.preloaded]) or "none"
+        return WebError(
+            400,
+            f"agent {spec!r} names a file this server does not offer: it plays only the shipped policies and "
+            f"the specs it was started with (--agents): {offered}",
+        )
+
     def resolve(self, spec: str) -> str:
         """The spec to build for a requested one; WebError for one the server will not build."""
+        from agents.registry import check_request_spec, map_spec_files  # noqa: PLC0415
+
         spec = spec.strip()
         if not spec:
             raise WebError(400, "an empty agent spec")
@@ -462,23 +502,18 @@ class AgentCatalog:
             raise WebError(400, "'human' is the seat you play: name bots for the other seats")
         if spec in self.shipped or spec in self.preloaded:
             return self._expand(spec)
-        from agents.composite import is_composite, parse_composite  # noqa: PLC0415
-        from agents.registry import parse_spec  # noqa: PLC0415
-
         try:
-            parts = list(parse_composite(spec).values()) if is_composite(spec) else [spec]
-            for part in parts:
-                name, options = parse_spec(part)
-                if name == "ppo" or any(isinstance(v, str) and re.search(r"[/\\]|\.pt$", v) for v in options.values()):
-                    offered = ", ".join([*self.shipped, *self.preloaded]) or "none"
-                    raise WebError(
-                        400,
-                        f"agent {spec!r} reads a file: this server plays only the policies it was started with "
-                        f"(--agents) and the shipped ones ({offered})",
-                    )
+            check_request_spec(spec)
+
+            def allowed(path: str) -> str:
+                known = self.files.get(path) or self.files.get(os.path.abspath(path))
+                if known is None:
+                    raise self._refused(spec)
+                return known
+
+            return map_spec_files(spec, allowed)
         except ValueError as err:
             raise WebError(400, f"bad agent spec {spec!r}: {err}") from None
-        return spec
 
     def offered(self, game: Game) -> list[dict[str, str]]:
         """The bots the start page lists for ``game``: the registry's, the shipped policies, the preloaded specs."""
@@ -487,7 +522,8 @@ class AgentCatalog:
         for alias, (_, g, players) in self.shipped.items():
             if g == game.name and players == game.players:
                 out.append({"spec": alias, "label": f"{alias} (shipped policy)"})
-        out += [{"spec": s, "label": f"{s} (preloaded)"} for s in self.preloaded]
+        table = (game.name, game.players)
+        out += [{"spec": s, "label": f"{s} (preloaded)"} for s, where in self.preloaded.items() if table in where]
         return out
 
 
@@ -597,13 +633,13 @@ class SessionStore:
             raise WebError(400, f"{P} players need {wanted} {who} or one for all; got {len(specs)}: {raw!r}")
         seed = params.get("seed")
         if isinstance(seed, str) and seed.strip():
-            if not re.fullmatch(r"[0-9]{1,18}", seed.strip()):
-                raise WebError(400, f"seed must be a non-negative integer, got {seed!r}")
+            if not re.fullmatch(r"[0-9]{1,19}", seed.strip()):
+                raise WebError(400, f"seed must be an integer from 0 to {MAX_SEED}, got {seed[:40]!r}")
             seed = int(seed)
         elif seed in (None, ""):
             seed = new_seed()
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise WebError(400, f"seed must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise WebError(400, f"seed must be an integer from 0 to {MAX_SEED}, got {str(seed)[:40]!r}")
         agents: list[Any] = []
         names: list[str] = []
         it = iter(specs)
@@ -622,10 +658,14 @@ class SessionStore:
         session = GameSession(game, seat, agents, names, seed, clock=self.clock)
         session.on_finish = self._save
         with self._lock:
-            if len(self._games) >= self.max_games:
-                raise WebError(503, f"the server holds {self.max_games} games already: finish or leave one first")
+            if self.in_play() >= self.max_games:
+                raise WebError(503, f"the server holds {self.max_games} games in play already: finish or leave one")
             self._games[session.id] = session
         return session
+
+    def in_play(self) -> int:
+        """Games not over yet: a finished game (kept for its record and replay) does not count against max_games."""
+        return sum(1 for s in self._games.values() if s.record is None)
 
     def get(self, game_id: str) -> GameSession:
         with self._lock:

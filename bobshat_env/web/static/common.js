@@ -9,7 +9,7 @@ export class ApiError extends Error {
 }
 
 export async function api(method, url, body) {
-  const options = { method, headers: {} };
+  const options = { method, headers: { "X-Bobshat": "1" } };
   if (body !== undefined) {
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);

@@ -192,6 +192,31 @@ document.getElementById("leave").addEventListener("click", async () => {
   location.href = "/";
 });
 
+// The game a link from another site asks for, and a button to start it: the server starts nothing on its own.
+function confirmLink(body) {
+  document.body.dataset.state = "confirm";
+  status("This game was opened from a link on another site. Check it, then start it.");
+  const box = document.getElementById("confirm");
+  box.hidden = false;
+  box.replaceChildren(
+    el("h2", {}, "Start this game?"),
+    el(
+      "dl",
+      { class: "link-params" },
+      Object.entries(body).map(([key, value]) => el("div", {}, el("dt", {}, key), el("dd", {}, value))),
+    ),
+  );
+  return new Promise((resolve) => {
+    const go = el("button", { type: "button", class: "primary", onclick: () => {
+      box.hidden = true;
+      delete document.body.dataset.state;
+      status("Starting the game...");
+      resolve();
+    } }, "Start this game");
+    box.append(go, " ", el("a", { href: "/" }, "Choose another game"));
+  });
+}
+
 // A reload resumes the game named in the address's #game=ID; otherwise the URL's parameters start a new one.
 async function start() {
   const resume = /^#game=([\w-]+)$/.exec(location.hash);
@@ -205,6 +230,8 @@ async function start() {
   if (!view) {
     const body = {};
     for (const [key, value] of params) if (key !== "speed") body[key] = value;
+    // Opened from a link on another site: nothing starts until the visitor has seen what the link asks for.
+    if (document.body.dataset.confirm === "link") await confirmLink(body);
     try {
       view = await api("POST", "/api/games", body);
     } catch (err) {

@@ -61,7 +61,7 @@ document.getElementById("upload").addEventListener("click", async () => {
   try {
     const response = await fetch(`/api/uploads?name=${encodeURIComponent(file.name)}`, {
       method: "POST",
-      headers: { "Content-Type": "application/x-ndjson" },
+      headers: { "Content-Type": "application/x-ndjson", "X-Bobshat": "1" },
       body: file,
     });
     const data = await response.json();
