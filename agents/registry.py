@@ -216,6 +216,8 @@ def check_request_spec(spec: str) -> None:
     """
     for name, options in spec_parts(spec):
         allowed = REQUEST_OPTIONS.get(name)
+        if name not in _FACTORIES:
+            raise ValueError(f"unknown agent {name!r}; available: {', '.join(available())}")
         if allowed is None:
             raise ValueError(f"agent {name!r} cannot be asked for over the web")
         for key, value in options.items():

@@ -80,8 +80,9 @@ def live(tmp_path_factory):
     from web_server import LiveServer
 
     records = tmp_path_factory.mktemp("records")
-    with LiveServer(create_app(records)) as server:
-        yield server.url, records
+    app = create_app(records)
+    with LiveServer(app) as server:
+        yield server.url, records, app
 
 
 def _api_view(page, url: str) -> dict:
@@ -134,7 +135,7 @@ def play_in_browser(page, url: str, link: str, seed: int, shot: str | None = Non
 )
 def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, tmp_path, link, seat, clicks):
     page, errors = browser_page
-    url, records = live
+    url, records, _ = live
     before = len(list(read_jsonl(records / "games.jsonl"))) if (records / "games.jsonl").exists() else 0
     shot = tmp_path / "table.png"
     totals, made = play_in_browser(page, url, link, seed=seat, shot=str(shot))
@@ -152,4 +153,51 @@ def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, 
         page.get_by_role("button", name=button).click()
     shown = page.locator("section.seat dd.total").all_inner_texts()
     assert [int(t) for t in shown] == record["totals"]
+    assert errors == []
+
+
+EVIL_PAGE = """<!doctype html><html><body>
+<a id="go" href="{play}">a great card game</a>
+<form id="form" method="post" action="{url}/api/uploads" enctype="text/plain"><input name="{{}}" value=""></form>
+<script>
+window.attempts = Promise.all([
+  fetch("{url}/api/uploads", {{method: "POST", mode: "no-cors", body: "{{}}\\n".repeat(1000)}}),
+  fetch("{url}/api/games", {{method: "POST", mode: "no-cors", headers: {{"Content-Type": "text/plain"}},
+    body: JSON.stringify({{seat: "none", agents: "pimc:worlds=200"}})}}),
+  fetch("{url}/api/uploads", {{method: "POST", headers: {{"X-Bobshat": "1"}}, body: "{{}}"}}),
+].map((p) => p.then(() => "sent", () => "blocked")));
+</script></body></html>"""
+
+
+def test_a_page_of_another_site_cannot_start_games_or_upload(browser_page, live):
+    """A page on another site (served here as http://evil.test) links to a costly /play and posts what it can.
+
+    Its no-cors posts are refused by the server (nothing held), the one with
+    the custom header dies in the preflight, and the link opens the play page
+    in a state that starts nothing until the visitor clicks Start.
+    """
+    page, errors = browser_page
+    url, _records, app = live
+    store, sources = app.state.store, app.state.sources
+    games, uploads = len(store), len(sources._uploads)
+    play = f"{url}/play?game=bobs_hat&players=4&hands=1&seat=none&agents=pimc:worlds=4&speed=0"
+    html = EVIL_PAGE.format(url=url, play=play)
+    page.route("http://evil.test/**", lambda route: route.fulfill(status=200, content_type="text/html", body=html))
+    page.goto("http://evil.test/")
+    page.evaluate("window.attempts")  # (Chromium may block some itself: Private Network Access; the server must too)
+    with page.expect_navigation():
+        page.evaluate("document.getElementById('form').submit()")  # a form post: the server answers 403
+    assert "another site" in page.content(), page.content()
+    assert (len(store), len(sources._uploads)) == (games, uploads)
+    page.goto("http://evil.test/")
+    page.click("#go")
+    page.wait_for_function("() => document.body.dataset.state === 'confirm'")
+    assert page.get_by_role("heading", name="Start this game?").is_visible()
+    assert "pimc:worlds=4" in page.locator("#confirm").inner_text()
+    assert (len(store), len(sources._uploads)) == (games, uploads)
+    # the visitor's own click starts it
+    page.get_by_role("button", name="Start this game").click()
+    page.wait_for_function("() => location.hash.startsWith('#game=')")
+    assert len(store) == games + 1
+    page.unroute("http://evil.test/**")
     assert errors == []
