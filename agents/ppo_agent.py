@@ -18,11 +18,13 @@ Checkpoint format
 
     A copy of the metadata is written beside the file as ``<file>.json`` for
     people to read (the same text, written first); the loader only trusts
-    the embedded one. Files are written to a temporary name
-    (``.<file>.tmp<pid>``) and moved into place with ``os.replace``, so a
-    crash never leaves a half-written checkpoint; a kill can leave the
-    temporary file, which :func:`remove_stale_temporaries` deletes (training
-    calls it when it starts).
+    the embedded one. Both go through the package's one atomic writer
+    (:class:`bobshat_env.paths.AtomicFile`: a temporary in the same folder,
+    fsynced, renamed into place, the folder fsynced), so a crash or a full
+    disk never leaves a half-written checkpoint; a kill can leave the
+    temporary file, which the next write of that file, or
+    :func:`remove_stale_temporaries` (training calls it when it starts),
+    deletes.
 
 Integrity
     The embedded metadata carries ``sha256``: a SHA-256 over every tensor
@@ -60,6 +62,7 @@ import numpy as np
 import torch
 from torch import nn
 
+import bobshat_env.paths as _paths
 from agents.features import TrickFeatures, prepare_inputs
 from bobshat_env.core.symmetry import SuitSymmetry
 
@@ -248,47 +251,18 @@ def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = Non
 
 # --------------------------------------------------------------------------
 # Checkpoint files
-def _atomic_write(path: Path, write: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
 def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files of checkpoint writes killed part-way (``.NAME.tmpPID``); returns them.
+    """Delete the temporary files of checkpoint writes killed part-way; returns them.
 
-    :func:`save_checkpoint` writes ``.ckpt.pt.tmp<pid>`` and renames it into
-    place; a process killed before the rename leaves it behind (a full
-    checkpoint's size each time). Only files whose process is no longer
-    running are removed, so a run still writing in the same folder keeps
-    its own.
+    :func:`save_checkpoint` writes through :class:`bobshat_env.paths.AtomicFile`
+    (``.ckpt.pt.<random>.tmp<pid>``, renamed into place); a process killed
+    before the rename leaves it behind (a full checkpoint's size each time).
+    Only files whose process is no longer running are removed, so a run still
+    writing in the same folder keeps its own
+    (:func:`bobshat_env.paths.remove_stale_temporaries`, for every file of
+    the folder).
     """
-    removed = []
-    folder = Path(directory)
-    if not folder.is_dir():
-        return removed
-    for f in folder.iterdir():
-        name, sep, pid = f.name.rpartition(".tmp")
-        if not (sep and name.startswith(".") and pid.isascii() and pid.isdigit() and f.is_file()):
-            continue
-        if int(pid) != os.getpid() and not _pid_running(int(pid)):
-            f.unlink(missing_ok=True)
-            removed.append(f)
-    return removed
+    return _paths.remove_stale_temporaries(directory)
 
 
 def checkpoint_digest(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
@@ -320,8 +294,9 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     blob[META_KEY] = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
     # the readable sidecar first, from the same text: a kill between the two leaves it ahead of the
     # checkpoint, never describing an older one than the file beside it
-    _atomic_write(path.with_name(path.name + ".json"), lambda tmp: tmp.write_text(text + "\n"))
-    _atomic_write(path, lambda tmp: torch.save(blob, tmp))
+    _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
+    with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
+        torch.save(blob, f)
 
 
 def _is_int(v: Any) -> bool:

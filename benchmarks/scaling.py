@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from bobshat_env.games import make_game  # noqa: E402
+from bobshat_env.paths import OutputPathError, check_writable, replace_bytes  # noqa: E402
 from bobshat_env.vector import VectorEnv  # noqa: E402
 from train.ppo import (  # noqa: E402
     Args,
@@ -173,6 +174,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--engine-threads", type=int, default=0, help="numba threads here (0: numba default; workers use 1)")
     p.add_argument("--json", default=None)
     ns = p.parse_args(argv)
+    if ns.json:
+        try:
+            check_writable(ns.json, "--json")  # before minutes of measuring, not after
+        except OutputPathError as err:
+            p.error(str(err))
     import numba  # noqa: PLC0415
 
     if ns.engine_threads:
@@ -232,7 +238,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "learner_share": share,
         }
     if ns.json:
-        Path(ns.json).write_text(json.dumps(out, indent=2) + "\n")
+        replace_bytes(ns.json, (json.dumps(out, indent=2) + "\n").encode("utf-8"))  # never half a file
     return out
 
 

@@ -397,11 +397,17 @@ def _threads_line() -> str:
     )
 
 
+def rows_json(rows: Sequence[Row]) -> str:
+    """The rows as a JSON list of objects, one line break at the end (the ``--json`` format)."""
+    return json.dumps([asdict(r) for r in rows], indent=1) + "\n"
+
+
 def write_json(rows: Sequence[Row], path: str) -> None:
-    """Write the rows as a JSON list of objects (the ``--json`` format)."""
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump([asdict(r) for r in rows], fh, indent=1)
-        fh.write("\n")
+    """Write the rows to ``path`` in the ``--json`` format, in one step: a full disk never leaves half a file
+    (:func:`bobshat_env.paths.replace_bytes`)."""
+    from bobshat_env.paths import replace_bytes
+
+    replace_bytes(path, rows_json(rows).encode("utf-8"))
 
 
 def bench(

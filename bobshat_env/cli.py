@@ -184,14 +184,41 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return replay_main(args.file)
 
 
+# The flags that name an output file; ``-`` means stdout only for the JSON reports.
+OUTPUT_FLAGS = ("records", "json", "plot", "save")
+STDOUT_FLAGS = ("json",)
+
+
 def check_outputs(args: argparse.Namespace, *flags: str) -> None:
-    """Refuse output paths that cannot be written before any game is played (``-`` is stdout)."""
-    from .paths import check_writable
+    """Refuse output paths that cannot be written before any game is played.
+
+    ``-`` is stdout for ``--json``; anywhere else it is refused (it would be a
+    file named ``-``). A ``--plot`` name must end with an image extension.
+    """
+    from .paths import check_plot_path, check_writable
 
     for flag in flags:
         path = getattr(args, flag)
-        if path is not None and path != "-":
-            check_writable(path, f"--{flag}")
+        if path is None:
+            continue
+        if path == "-":
+            if flag in STDOUT_FLAGS:
+                continue
+            raise ConfigError(f"--{flag}: '-' (standard output) is not supported here; name a file")
+        if flag == "plot":
+            check_plot_path(path, "--plot")
+        check_writable(path, f"--{flag}")
+
+
+def _output_flag(args: argparse.Namespace, path: str) -> str | None:
+    """The flag (``--records``) whose value is ``path``, if one is; for errors met while writing it."""
+    import os
+
+    for flag in OUTPUT_FLAGS:
+        value = getattr(args, flag, None)
+        if isinstance(value, str) and value and os.path.abspath(value) == os.path.abspath(path):
+            return f"--{flag}"
+    return None
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -244,6 +271,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         specs = specs * (P - 1)
     if len(specs) != P - 1:
         raise ConfigError(f"--opponents names {len(specs)} bots but {P} players need {P - 1} (or one for all)")
+    check_outputs(args, "save")  # play checks it again, for appending
     result = play(game, args.seat, specs, seed=args.seed, save=args.save)
     return result.exit_code
 
@@ -276,9 +304,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py)."""
     from benchmarks.throughput import bench
 
+    check_outputs(args, "json")
+    to_stdout = args.json == "-"  # the JSON alone on stdout (for pipes), the table on stderr
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    _rows, table = bench(
-        json_path=args.json,
+    rows, table = bench(
+        json_path=None if to_stdout else args.json,
         quick=args.quick,
         batches=args.batches,
         reps=args.reps,
@@ -287,9 +317,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         clock=args.clock,
         log=log,
     )
-    print(table)
-    if args.json:
-        print(f"wrote {args.json}")
+    if to_stdout:
+        from benchmarks.throughput import rows_json
+
+        print(table, file=sys.stderr)
+        print(rows_json(rows), end="")
+    else:
+        print(table)
+        if args.json:
+            print(f"wrote {args.json}")
     return 0
 
 
@@ -453,7 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
-    p.add_argument("--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE")
+    p.add_argument(
+        "--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE ('-': stdout)"
+    )
     p.add_argument("--quick", action="store_true", help="shorter runs, batches 1, 64, 1024")
     p.add_argument(
         "--batches",
@@ -532,7 +570,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ConfigError, ValueError, FileNotFoundError) as err:
-        print(f"bobshat {args.command}: error: {err}", file=sys.stderr)
+        # a write that failed part-way (a full disk) names its flag: "--records: cannot write x: No space ..."
+        flag = _output_flag(args, err.path) if isinstance(getattr(err, "path", None), str) else None
+        head = f"{flag}: " if flag and not str(err).startswith(flag) else ""
+        print(f"bobshat {args.command}: error: {head}{err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: a message and the shell's status for SIGINT, not a traceback
         print(f"\nbobshat {args.command}: interrupted", file=sys.stderr)

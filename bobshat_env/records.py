@@ -1079,6 +1079,9 @@ def _iter_file(f: Any) -> Iterator[tuple[int, Any, str | None]]:
         except json.JSONDecodeError as err:
             yield n, None, f"line {n} is not valid JSON: {err.msg} (column {err.colno})"
             continue
+        except ValueError:  # Python refuses integers of more than 4,300 digits (sys.get_int_max_str_digits)
+            yield n, None, f"line {n} holds a number too long to read (over {_max_digits():,} digits)"
+            continue
         except RecursionError:  # e.g. 100,000 nested brackets: the parser gives up, the file goes on
             yield n, None, f"line {n} is nested too deeply to read (a record is a few levels deep)"
             continue
@@ -1089,6 +1092,10 @@ def _iter_file(f: Any) -> Iterator[tuple[int, Any, str | None]]:
             yield n, None, f"line {n} is not a record: a record is a JSON object, got {type(value).__name__}"
             continue
         yield n, value, None
+
+
+def _max_digits() -> int:
+    return getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:

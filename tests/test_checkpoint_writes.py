@@ -4,6 +4,7 @@ resumed run's TensorBoard logs show each step once."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -14,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-import agents.ppo_agent as ppo_agent
 from agents.ppo_agent import PolicyNet, load_checkpoint, remove_stale_temporaries, save_checkpoint
 from bobshat_env.cli import main
+from bobshat_env.paths import AtomicFile
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -54,17 +55,15 @@ def _save(path: Path, step: int) -> None:
 def test_the_sidecar_never_lags_the_checkpoint(tmp_path, monkeypatch, fails):
     path = tmp_path / "ckpt.pt"
     _save(path, 1)
-    if fails == "tensors":
-        monkeypatch.setattr(ppo_agent.torch, "save", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
-    else:
-        real = Path.write_text
+    real = AtomicFile.write
+    suffix = ".json" if fails == "sidecar" else ".pt"
 
-        def write_text(self, *a, **k):
-            if ".json.tmp" in self.name:
-                raise OSError("disk full")
-            return real(self, *a, **k)
+    def write(self, data):  # the disk fills while this file is written
+        if self.target.name.endswith(suffix):
+            raise OSError(errno.ENOSPC, "disk full")
+        return real(self, data)
 
-        monkeypatch.setattr(Path, "write_text", write_text)
+    monkeypatch.setattr(AtomicFile, "write", write)
     with pytest.raises(OSError, match="disk full"):
         _save(path, 2)  # killed part-way, as far as the files can tell
     monkeypatch.undo()

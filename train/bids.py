@@ -152,7 +152,7 @@ from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.resample import sample_hands
 from bobshat_env.games import Game, describe, load, make_game
-from bobshat_env.paths import replace_bytes
+from bobshat_env.paths import replace_bytes, save_figure
 from bobshat_env.seating import SeatDispatch
 
 from .evaluate import _clean, mean_ci
@@ -1110,8 +1110,10 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
         ax.set_title("the bidder's score per hand (±95%)")
         _kind(t["game"]).panels(t, row[2], row[3])
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=80)  # in one step, in the format its extension names
+    finally:
+        plt.close(fig)
 
 
 def _bh_panels(t: dict, ax1: Any, ax2: Any) -> None:

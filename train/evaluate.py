@@ -123,6 +123,7 @@ from agents.registry import count_error, split_specs
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
 from bobshat_env.games import Game, describe, load, make_game
+from bobshat_env.paths import replace_bytes, save_figure
 from train.progress import ProgressBar
 
 SCHEMA = "bobshat.eval/1"
@@ -1114,7 +1115,8 @@ def _oh_bid_table(summary: dict, w: int) -> list[str]:
 
 
 def plot(ev: Evaluation, path: str | os.PathLike) -> None:
-    """Write a PNG: each agent's distribution of game totals, how often it bids what, and how often that succeeds."""
+    """Write a PNG (or the image format ``path``'s extension names): each agent's distribution of game
+    totals, how often it bids what, and how often that succeeds."""
     import matplotlib  # noqa: PLC0415 - heavy, only for --plot
 
     matplotlib.use("Agg")
@@ -1138,8 +1140,10 @@ def plot(ev: Evaluation, path: str | os.PathLike) -> None:
     mode = "duplicate" if ev.duplicate else "independent"
     fig.suptitle(f"{ev.game.name}, {ev.game.players} players: {ev.deals} {mode} deals x {ev.n_seatings} seatings")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, path, dpi=110)  # in one step, in the format its extension names
+    finally:
+        plt.close(fig)
 
 
 def _bh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
@@ -1258,8 +1262,7 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+            replace_bytes(args.json, (text + "\n").encode("utf-8"))  # in one step: never half a report
             print(f"wrote {args.json}", file=say)
     if args.records:
         print(f"wrote {summary['games']} records to {args.records}", file=say)

@@ -114,7 +114,7 @@ from agents.ppo_agent import (
 )
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
-from bobshat_env.paths import check_writable
+from bobshat_env.paths import check_writable, save_figure
 from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
 from train.evaluate import duplicate_evals, win_shares
@@ -1230,8 +1230,10 @@ def plot_run(run_dir: str | os.PathLike, png: str | os.PathLike, title: str = ""
         ax.set_visible(False)
     fig.suptitle(title or Path(run_dir).name)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    try:
+        save_figure(fig, png, dpi=110)  # in one step: a full disk never leaves half a picture
+    finally:
+        plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
