@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder where finished games are saved and replays listed (default records)",
     )
     p.add_argument(
-        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/model.pt (checked at start)"
+        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/policy.pt (checked at start)"
     )
     p.add_argument("--idle-timeout", type=float, default=1800.0, help="seconds before an abandoned game is dropped")
     p.add_argument("--max-games", type=int, default=100, help="games held at once (default 100)")

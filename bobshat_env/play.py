@@ -674,7 +674,7 @@ class TerminalGame:
         game: the game and its options (:func:`~bobshat_env.games.make_game`).
         seat: the human's seat.
         opponents: one agent per other seat, in seat order (agents or specs
-            such as ``"strong"`` or ``"ppo:run/model.pt"``).
+            such as ``"strong"`` or ``"ppo:runs/x/policy.pt"``).
         seed: seed of the deals (and of the bots built from specs); None
             draws a fresh one (:func:`new_seed`). It is printed first.
         input, output: text streams (default the terminal).
