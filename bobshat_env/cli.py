@@ -471,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder where finished games are saved and replays listed (default records)",
     )
     p.add_argument(
-        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/model.pt (checked at start)"
+        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/policy.pt (checked at start)"
     )
     p.add_argument(
         "--idle-timeout",

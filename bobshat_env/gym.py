@@ -2,7 +2,7 @@
 
 For single-agent libraries such as Stable-Baselines3 and sb3-contrib's
 ``MaskablePPO``: every other seat is played by a bot (any agent spec, e.g.
-``"random"``, ``"strong"``, ``"ppo:run/model.pt"``), and a step is one
+``"random"``, ``"strong"``, ``"ppo:runs/x/policy.pt"``), and a step is one
 decision of the learner followed by the bots' moves up to the learner's next
 decision or the end of the game.
 

@@ -60,7 +60,7 @@ from .core.cards import (
 )
 from .games import Game
 from .paths import check_writable
-from .render import bid_text, render
+from .render import bid_text, plural, render
 from .seating import SeatDispatch
 
 HUMAN = "human"
@@ -351,19 +351,28 @@ class _BobsHatText:
             return [f"Bids revealed: {bids}."]
         return []
 
-    def trick_line(self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int) -> str:
+    def trick_line(
+        self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
+    ) -> str:
+        """The trick in play order and who won it; ``holder``: who held Bob's Hat before it (-1: the centre).
+
+        A trick with a hat card moves Bob's Hat to its winner, who "takes"
+        it, or "keeps" it when it was already theirs.
+        """
         P = self.cfg.players
         order = [(leader + i) % P for i in range(P)]
         played = ", ".join(f"{_seat_name(p, human)} {bh_card_str(int(cards[p]))}" for p in order)
         line = f"Trick {n_trick}: {played} -> {_seat_name(winner, human)} wins with {bh_card_str(int(cards[winner]))}"
         hats = [bh_card_str(int(c)) for c in cards if c >= 0 and BH_IS_HAT_CARD[int(c)]]
         if hats:
-            line += f" and takes Bob's Hat ({' '.join(hats)} in the trick)"
+            verb = "keeps" if winner == holder else "takes"
+            line += f" and {verb} Bob's Hat ({' '.join(hats)} in the trick)"
         return line + "."
 
     def hand_header(self, state: bh.State, human: int) -> str:
         return (
-            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: {int(state.hand_size[0])} cards each, "
+            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
+            f"{plural(int(state.hand_size[0]), 'card')} each, "
             f"dealer {_seat_name(int(state.dealer[0]), human)}, trump {BH_TRUMPS[int(state.trump[0])]} ==="
         )
 
@@ -378,11 +387,12 @@ class _BobsHatText:
         bids = final.bids[0].astype(np.int64)
         scores = final.last_scores[0].astype(np.int64)
         hat_txt = "stayed in the centre" if holder < 0 else f"ends with {_seat_name(holder, human)}"
-        lines = [f"--- Hand scoring ({size} cards each; Bob's Hat {hat:+d} {hat_txt}) ---"]
+        lines = [f"--- Hand scoring ({plural(size, 'card')} each; Bob's Hat {hat:+d} {hat_txt}) ---"]
         for p in range(P):
             code = int(bids[p])
             per_suit = ", ".join(f"{int(taken[p, s])} {BH_SUITS[s]}" for s in range(3))
-            lines.append(f"{_seat_name(p, human)}: bid {self.bid_label(code)}; took {int(total[p])} cards ({per_suit})")
+            took = plural(int(total[p]), "card")
+            lines.append(f"{_seat_name(p, human)}: bid {self.bid_label(code)}; took {took} ({per_suit})")
             if code == 0:
                 lines.append("    no bid this hand: scores 0, Bob's Hat included")
             for s in range(3):
@@ -429,9 +439,9 @@ class _BobsHatText:
         name = "double fewest" if times == 2 else "fewest"
         worth = f"2 x {size} = {pts:+d}" if times == 2 else f"{pts:+d} (the hand size)"
         if mine < low:
-            return f"{name}: made, {mine} cards against at least {low} for anyone else: {worth}"
+            return f"{name}: made, {plural(mine, 'card')} against at least {low} for anyone else: {worth}"
         why = "ties lose" if low == mine else "fewer"
-        return f"{name}: missed, {mine} cards but {_seat_name(low_seat, human)} took {low} ({why}): {worth}"
+        return f"{name}: missed, {plural(mine, 'card')} but {_seat_name(low_seat, human)} took {low} ({why}): {worth}"
 
     def renege_lines(self, snap: bh.State, card: int, human: int) -> list[str]:
         p = int(snap.cur[0])
@@ -570,7 +580,10 @@ class _OhHellText:
     def after_step(self, snap: Any, state: Any, human: int) -> list[str]:
         return []
 
-    def trick_line(self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int) -> str:
+    def trick_line(
+        self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
+    ) -> str:
+        """The trick in play order and who won it (``holder``: Bob's Hat's, unused here)."""
         P = self.cfg.players
         order = [(leader + i) % P for i in range(P)]
         played = ", ".join(f"{_seat_name(p, human)} {oh_card_str(int(cards[p]))}" for p in order)
@@ -579,7 +592,8 @@ class _OhHellText:
     def hand_header(self, state: Any, human: int) -> str:
         trump = int(state.trump_card[0])
         return (
-            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: {int(state.hand_size[0])} cards each, "
+            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
+            f"{plural(int(state.hand_size[0]), 'card')} each, "
             f"dealer {_seat_name(int(state.dealer[0]), human)}, trump card {oh_card_str(trump)} "
             f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]}) ==="
         )
@@ -597,7 +611,7 @@ class _OhHellText:
             pts = int(final.last_scores[0, p])
             made = bid == took
             if scoring == "positive":
-                how = f"{took} + 10 = {pts:+d}" if made else f"{took} trick(s) = {pts:+d}"
+                how = f"{took} + 10 = {pts:+d}" if made else f"{plural(took, 'trick')} = {pts:+d}"
             elif scoring == "neutral":
                 how = f"10 + {took} = {pts:+d}" if made else f"{pts:+d}"
             else:
@@ -654,8 +668,11 @@ def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: An
         return StepStory(events, [], None if game_over else text.hand_header(state, human), False)
     if bool(res.trick_done[0]):
         n_trick = int(snap.tricks_done[0]) + 1
+        holder = int(snap.hat_holder[0]) if hasattr(snap, "hat_holder") else -1  # before the trick
         events.append(
-            text.trick_line(res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick)
+            text.trick_line(
+                res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick, holder
+            )
         )
     if not bool(res.hand_done[0]):
         return StepStory(events, [], None, False)
@@ -674,7 +691,7 @@ class TerminalGame:
         game: the game and its options (:func:`~bobshat_env.games.make_game`).
         seat: the human's seat.
         opponents: one agent per other seat, in seat order (agents or specs
-            such as ``"strong"`` or ``"ppo:run/model.pt"``).
+            such as ``"strong"`` or ``"ppo:runs/x/policy.pt"``).
         seed: seed of the deals (and of the bots built from specs); None
             draws a fresh one (:func:`new_seed`). It is printed first.
         input, output: text streams (default the terminal).
@@ -915,7 +932,8 @@ class TerminalGame:
         winners = [p for p in range(P) if totals[p] == best]
         mine = totals[self.seat]
         if self.seat in winners:
-            self.say("You win!" if len(winners) == 1 else f"You share the win with {len(winners) - 1} other(s)!")
+            others = plural(len(winners) - 1, "other")
+            self.say("You win!" if len(winners) == 1 else f"You share the win with {others}!")
         else:
             place = 1 + sum(t > mine for t in totals)
             self.say(f"You finished {_ordinal(place)} of {P}.")

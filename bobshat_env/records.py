@@ -67,6 +67,7 @@ from .core.cards import (
 from .core.tricks import follow_suit_mask, rotate_dealer
 from .games import GAMES, GameDescription, describe, describe_config, load
 from .paths import AtomicFile, append_lines, replace_bytes
+from .render import plural
 
 FORMAT = 1
 
@@ -141,6 +142,7 @@ class ReplayReport:
     players: int | None = None
     hands: int = 0  # hand entries in the record
     totals: list[int] | None = None  # totals by the rules (None if the game could not be set up)
+    recorded_totals: list[int] | None = None  # the record's own totals, when they are a list of P integers
     agents: list[str] | None = None
 
     @property
@@ -1217,13 +1219,17 @@ def _replay(record: Any, sink: _Sink, report: ReplayReport) -> None:
         got = record["totals"]
         if not _is_int_list(got, P):
             sink.add(f"totals must be a list of {P} integers, got {got!r}")
-        elif got != totals and unreplayed:
+            return
+        report.recorded_totals = got
+        if got == totals:
+            return
+        if unreplayed:
             sink.add(
                 f"totals {got} but the hands add up to {totals} "
                 f"(using the record's own scores for hands[{', '.join(map(str, unreplayed))}], which could not be "
                 "replayed)"
             )
-        elif got != totals:
+        else:
             sink.add(f"totals {got} but the rules give {totals}")
 
 
@@ -1459,11 +1465,13 @@ def replay_main(path: str, out: TextIO | None = None) -> int:
             if report.game is not None:
                 head += f": {report.game}"
                 if report.players is not None:
-                    head += f", {report.players} players, {report.hands} hand entries"
+                    head += f", {report.players} players, {plural(report.hands, 'hand entry', 'hand entries')}"
                 if report.agents:
                     head += f", agents {', '.join(report.agents)}"
-                if report.totals is not None:
-                    head += f", totals {report.totals}"
+                if report.recorded_totals is not None:  # the record's own: a fault line says if the rules differ
+                    head += f", totals {report.recorded_totals}"
+                elif report.totals is not None:
+                    head += f", totals {report.totals} (recomputed)"
             if report.ok:
                 print(f"{head}: ok", file=out)
                 continue

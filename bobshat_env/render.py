@@ -12,6 +12,15 @@ from .core.cards import BH_TRUMPS, bh_card_str, oh_card_str
 from .games import Game
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``n`` and the word in the number it takes: ``1 card``, ``2 cards``, ``0 tricks``, ``1 hand entry``.
+
+    Every count the terminal, the web page and ``replay`` tell goes through
+    it, so none says "1 cards". ``words``: the plural where it is not ``word + "s"``.
+    """
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
 def _cards(ids: np.ndarray, name: Any) -> str:
     return " ".join(name(int(c)) for c in np.nonzero(ids)[0]) or "-"
 
@@ -20,7 +29,7 @@ def _hand(state: Any, g: int, p: int, show_hands: bool | int, name: Any) -> str:
     """Seat ``p``'s cards, or just their number when the view hides them."""
     shown = show_hands is True or (show_hands is not False and int(show_hands) == p)
     n = int(state.hands[g, p].sum())
-    return _cards(state.hands[g, p], name) if shown else f"({n} card{'' if n == 1 else 's'})"
+    return _cards(state.hands[g, p], name) if shown else f"({plural(n, 'card')})"
 
 
 def bid_text(code: int) -> str:
@@ -53,7 +62,7 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
     phase = int(state.phase[g])
     lines = [
         f"Where's Bob's Hat? - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
-        f"({int(state.hand_size[g])} cards each), dealer: player_{int(state.dealer[g])}"
+        f"({plural(int(state.hand_size[g]), 'card')} each), dealer: player_{int(state.dealer[g])}"
     ]
     hat = int(state.hat_value[g])
     holder = int(state.hat_holder[g])
@@ -95,7 +104,7 @@ def render_oh_hell(game: Game, state: Any, g: int = 0, show_hands: bool | int = 
     phase = int(state.phase[g])
     lines = [
         f"Oh Hell - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
-        f"({int(state.hand_size[g])} cards each), dealer: player_{int(state.dealer[g])}"
+        f"({plural(int(state.hand_size[g]), 'card')} each), dealer: player_{int(state.dealer[g])}"
     ]
     trump = int(state.trump_card[g])
     to_act = "game over" if phase == oh.DONE else f"player_{int(state.cur[g])} to act"

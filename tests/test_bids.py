@@ -339,3 +339,40 @@ def test_cli_runs_and_refuses_bad_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["bids", "--help"])
     assert exc.value.code == 0 and "--worlds" in capsys.readouterr().out
+
+
+def test_report_explains_the_best_and_made_columns(small_runs):
+    """Under each table's leaderboard, a legend line says what 'best' (and bid, hat, made) count."""
+    from train.bids import format_report
+
+    lines = format_report(report_json([small_runs["bobs_hat"], small_runs["oh_hell"]])).splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("bidder ") and line.rstrip().endswith("made")]
+    assert len(heads) == 2
+    for head, made in zip(heads, ("bid cards bid that were made", "hands taking exactly the tricks bid")):
+        legend = lines[head + 1 + 2]  # after the column names and one row per bidder (random, strong)
+        assert legend.startswith("(bid, hat: hindsight regret")
+        assert "best: share of decisions whose choice was a best one in hindsight, regret 0" in legend
+        assert made in legend
+
+
+def test_bid_card_plot_names_its_markers_in_words(small_runs, monkeypatch, tmp_path):
+    """bids.png: the calibration of bid cards had 'o blue, s red, D black, ^ fewest' for a key."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.legend import Legend
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    bids.plot(report_json([small_runs["bobs_hat"]]), tmp_path / "bids.png")
+    (ax,) = [a for a in kept[0].axes if a.get_title().startswith("bid cards")]
+    assert not re.search(r"\b[osD^v] (blue|red|black|fewest)\b", ax.get_title())
+    keys = {}
+    for legend in (c for c in ax.get_children() if isinstance(c, Legend)):
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            keys[text.get_text()] = (handle.get_marker(), handle.get_color())
+    shapes = {"most blue", "most red", "most black", "fewest"}
+    assert shapes | {"random", "strong"} <= set(keys)
+    assert len({keys[k][0] for k in shapes}) == 4  # a shape per bid card
+    assert keys["random"][1] != keys["strong"][1]  # a colour per bidder

@@ -114,7 +114,7 @@ def test_replay_reports_a_deeply_nested_line_and_goes_on(tmp_path, capsys):
     capsys.readouterr()
     assert main(["replay", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "record 1 (line 1): bobs_hat, 3 players, 1 hand entries" in out and ": ok" in out
+    assert "record 1 (line 1): bobs_hat, 3 players, 1 hand entry" in out and ": ok" in out
     assert "record 2 (line 2): 1 fault(s)\n  line 2: line 2 is nested too deeply to read" in out
     assert "record 3 (line 3): bobs_hat" in out
     assert "3 record(s): 2 valid, 1 with faults" in out

@@ -20,10 +20,12 @@ from train.evaluate import (
     Evaluation,
     clustered_mean_ci,
     evaluate,
+    format_report,
     make_seatings,
     mean_ci,
     new_counters,
     play_duplicate,
+    plot,
     t_quantile_975,
     win_shares,
 )
@@ -352,3 +354,68 @@ def test_layout_seats_two_entrants_and_reports_their_paired_difference(tmp_path,
     ):
         assert main(["eval", "--hands", "2", "--deals", "2", "--quiet", *bad]) == 2
         assert msg in capsys.readouterr().err
+
+
+def _drawn_figure(monkeypatch, draw) -> object:
+    """The matplotlib figure ``draw()`` saves, kept open (its plt.close is caught) to inspect."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    draw()
+    (fig,) = kept
+    fig.canvas.draw()
+    return fig
+
+
+def _data_boxes(ax, renderer) -> list:
+    """Display boxes of what an axes plots: shapes and lines by their extent, scatter marks by their points."""
+    from matplotlib.collections import LineCollection, PathCollection
+    from matplotlib.transforms import Bbox
+
+    boxes = []
+    for c in ax.collections:
+        if isinstance(c, PathCollection):  # scatter: its marks' centres
+            boxes += [Bbox([p, p]) for p in c.get_offset_transform().transform(c.get_offsets())]
+        elif isinstance(c, LineCollection):
+            for seg in c.get_segments():
+                pts = c.get_transform().transform(seg)
+                boxes.append(Bbox([pts.min(axis=0), pts.max(axis=0)]))
+        else:
+            boxes.append(c.get_window_extent(renderer))
+    boxes += [a.get_window_extent(renderer) for a in [*ax.patches, *ax.lines]]
+    return boxes
+
+
+def test_score_plot_gives_each_agent_its_own_distribution_and_keeps_the_legend_off_the_data(monkeypatch, tmp_path):
+    """eval.png: three agents that score alike were three step histograms on top of each other, their peaks
+    under the legend; each now has its own place on the axis, and the legend covers no data."""
+    from matplotlib.collections import PolyCollection
+
+    ev = evaluate(make_game("bobs_hat", players=4, hands=2), ["strong", "simple", "random", "random"], 3, seed=0)
+    fig = _drawn_figure(monkeypatch, lambda: plot(ev, tmp_path / "eval.png"))
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    bodies = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bodies) == len(ev.names) == 3  # one distribution per agent
+    spans = sorted((b.get_window_extent(renderer).x0, b.get_window_extent(renderer).x1) for b in bodies)
+    assert all(right <= left for (_, right), (left, _) in zip(spans, spans[1:]))  # side by side, none overlaid
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    for name, agent in zip(ev.names, ev.summary()["agents"]):
+        assert any(name in text and f"{agent['mean_per_game']:+.1f}" in text for text in labels), name
+    legend = ax.get_legend().get_window_extent(renderer)
+    data = _data_boxes(ax, renderer)
+    assert len(data) > 3 and not any(legend.overlaps(box) for box in data), "the legend covers plotted data"
+
+
+def test_oh_hell_bid_table_explains_its_columns(capsys):
+    """The Oh Hell bidding table's exact/over/under columns are explained right under it."""
+    ev = evaluate(make_game("oh_hell", players=3, deal_style="short_low"), ["strong", "random", "random"], 2)
+    lines = format_report(ev.summary()).splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("bids: mean bid"))
+    legend = lines[head + 2 + 2]  # the header line, the column names, one row per entrant (2)
+    assert legend.startswith("(exact: ")
+    assert "over: more tricks than bid" in legend and "under: fewer" in legend and "zero ok" in legend

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,7 @@ import pytest
 from agents import available
 from bobshat_env.cli import main
 from bobshat_env.core import bobs_hat as bh
-from bobshat_env.core.cards import bh_card_str
+from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_card_str, bh_parse_card
 from bobshat_env.games import make_game
 from bobshat_env.play import MoveError, TerminalGame, _BobsHatText, default_opponent, play
 from bobshat_env.records import replay_file, replay_report
@@ -675,3 +676,51 @@ def test_cli_play_with_stdin_closed_in_a_real_process():
     )
     assert proc.returncode == 2
     assert "standard input is closed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------
+# Narration: counts in words, Bob's Hat taken or kept
+def test_counts_are_told_in_the_right_number():
+    from bobshat_env.render import plural
+
+    assert [plural(n, "card") for n in (0, 1, 2)] == ["0 cards", "1 card", "2 cards"]
+    assert plural(1, "hand entry", "hand entries") == "1 hand entry" and plural(3, "hand entry", "hand entries") == (
+        "3 hand entries"
+    )
+    # Oh Hell short_high deals 1 card in its first hand: its heading, the table and the scoring say so
+    game = make_game("oh_hell", players=3, deal_style="short_high")
+    result, out, _ = run_game(
+        game, lambda tg, st, legal: ["quit"] if int(st.hand_no[0]) >= 1 else ["1"], opponents=("random",), seed=0
+    )
+    assert result.how == "quit"
+    assert "=== Hand 1 of 10: 1 card each," in out and "(1 card each), dealer" in out
+    assert "--- Hand scoring" in out
+    assert not re.search(r"(?<![-\d])1 (cards|tricks)\b", out) and "(s)" not in out  # "0-1 tricks" is a range
+
+
+def test_bobs_hat_is_taken_or_kept_as_the_holder_changes():
+    """A trick with a hat card: its winner takes Bob's Hat, or keeps it when it already held it."""
+    seen = set()
+    for seed in range(6):
+        game = make_game("bobs_hat", players=3, hands=2)
+        _, out, _ = run_game(game, typed_moves(seed), seed=seed)
+        holder = None
+        for line in out.splitlines():
+            if line.startswith("=== Hand"):
+                holder = None  # every hand starts with Bob's Hat in the centre
+            m = re.search(r"Trick \d+: (.*) -> (player_\d)(?: \(you\))? wins with \w+(?: and (\w+) Bob's Hat)?", line)
+            if not m:
+                continue
+            cards = [bh_parse_card(part.split()[-1]) for part in m.group(1).split(", ")]
+            if any(BH_IS_HAT_CARD[c] for c in cards):
+                want = "keeps" if m.group(2) == holder else "takes"
+                assert m.group(3) == want, line
+                seen.add(want)
+                holder = m.group(2)
+            else:
+                assert m.group(3) is None, line
+    assert seen == {"takes", "keeps"}
+    text = _BobsHatText(make_game("bobs_hat", players=3))
+    cards = np.array([13, 0, 1])  # blue14, a hat card, wins for seat 0
+    assert "keeps Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=0)
+    assert "takes Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=2)

@@ -31,3 +31,78 @@ def test_readme_python_block_runs(line, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
     padded = "\n" * (line - 1) + code  # tracebacks name the README's own line numbers
     exec(compile(padded, str(README.name), "exec"), {"__name__": "__readme__"})
+
+
+ROOT = README.parent
+TEXT = README.read_text(encoding="utf-8")
+
+
+def test_every_checkpoint_hash_the_readme_shows_is_the_files():
+    """The Suite v1 hashes: the README's prefixes are the shipped files' SHA-256, as `bids` records it."""
+    import hashlib
+
+    from bobshat_env.games import make_game
+    from train.bids import _sha256, shipped_play
+
+    shown = re.findall(r"`checkpoints/([\w.]+\.pt)`,(?: SHA-256)?\s+`([0-9a-f]{8,64})(?:\.\.\.)?`", TEXT)
+    assert {name for name, _ in shown} >= {"bobs_hat_4p.pt", "oh_hell_4p.pt"}  # the suite's play policies
+    hexes = set(re.findall(r"`([0-9a-f]{12,64})(?:\.\.\.)?`", TEXT))
+    assert hexes == {h for _, h in shown}, "a hash the README shows is not next to the file it is of"
+    for name, prefix in shown:
+        digest = hashlib.sha256((ROOT / "checkpoints" / name).read_bytes()).hexdigest()
+        assert digest.startswith(prefix), f"README: checkpoints/{name} is {digest[:12]}..., not {prefix}..."
+        game, players = name.removesuffix(".pt").rsplit("_", 1)
+        assert _sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
+
+
+def _help_texts() -> str:
+    """Every `bobshat` command's --help, as one text."""
+    from bobshat_env.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:  # the sub-commands
+        texts += [sub.format_help() for sub in action.choices.values()]
+    return "\n".join(texts)
+
+
+def test_every_runs_path_in_the_readme_and_help_names_a_file_training_writes():
+    """`ppo:runs/my_run/model.pt` was in the README and `serve --help`: training writes policy.pt."""
+    from train.exploit import REPORT
+    from train.ppo import RUN_FILES
+
+    written = {*RUN_FILES, REPORT}
+    sources = {"README.md": TEXT, "--help": _help_texts()}
+    for folder in ("bobshat_env", "agents", "train", "docs"):
+        for path in (ROOT / folder).rglob("*.py"):
+            sources[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    seen = 0
+    for where, text in sources.items():
+        for name in re.findall(r"\bruns?/[\w<>{}.-]+/([\w.]+\.(?:pt|json))\b", text):
+            seen += 1
+            assert name in written, f"{where} names runs/.../{name}: training writes {sorted(written)}"
+    assert seen >= 5
+
+
+def test_every_output_shown_follows_its_command():
+    """'The output of the command above' must come right after that command: its deals and agents."""
+    no_fence = r"(?:(?!```).)*"  # text that opens or closes no code block
+    pattern = rf"```bash\n({no_fence})```\n\s*The output of the command above{no_fence}```text\n(.*?)```"
+    pairs = re.findall(pattern, TEXT, flags=re.S)
+    assert pairs and len(pairs) == TEXT.count("The output of the command above")
+    for command, output in pairs:
+        deals = re.search(r"--deals (\d+)", command).group(1)
+        assert f"duplicate: {deals} deals" in output
+        for agent in re.search(r"--agents (\S+)", command).group(1).split(","):
+            assert re.search(rf"^{re.escape(agent)} ", output, flags=re.M), agent
+
+
+def test_the_readme_names_every_shipped_policy_serve_offers():
+    from bobshat_env.web.session import AgentCatalog
+
+    offered = AgentCatalog().shipped
+    assert len(offered) == 8
+    serve = TEXT[TEXT.index("## Playing, watching and replaying in the browser") :]
+    serve = serve[: serve.index("\n## ", 1)]
+    for alias in offered:
+        assert f"`{alias}`" in serve, f"the README's serve section does not name {alias}"

@@ -725,3 +725,33 @@ def test_card_notation_roundtrip_in_records(played):
         for hand in record["hands"]:
             for trick in hand["tricks"]:
                 assert all(bh_card_str(bh_parse_card(c)) == c for c in trick["cards"])
+
+
+def test_replay_header_shows_the_records_own_totals(bh_record, tmp_path):
+    """An edited total: the header shows the record's, the fault line what the rules give; no contradiction."""
+    r = copy.deepcopy(bh_record)
+    right = list(r["totals"])
+    r["totals"][0] -= 1
+    path = tmp_path / "edited.jsonl"
+    write_jsonl(path, [r])
+    out = io.StringIO()
+    assert replay_main(str(path), out) == 1
+    head, fault = out.getvalue().splitlines()[:2]
+    assert f"totals {r['totals']}: 1 fault(s)" in head and str(right) not in head
+    assert fault == f"  line 1: totals {r['totals']} but the rules give {right}"
+
+    del r["totals"]  # none recorded: the header's totals are the rules', and it says so
+    write_jsonl(path, [r])
+    out = io.StringIO()
+    assert replay_main(str(path), out) == 1
+    assert f"totals {right} (recomputed): 1 fault(s)" in out.getvalue().splitlines()[0]
+
+
+def test_replay_header_counts_hand_entries_in_words(played, tmp_path):
+    path = tmp_path / "one.jsonl"
+    rec = copy.deepcopy(played["bh3-short"][0][0])
+    rec["hands"] = rec["hands"][:1]  # one entry: a fault (too few hands), and "1 hand entry"
+    write_jsonl(path, [rec])
+    out = io.StringIO()
+    replay_main(str(path), out)
+    assert "3 players, 1 hand entry," in out.getvalue() and "1 hand entries" not in out.getvalue()

@@ -94,3 +94,62 @@ def test_training_progress_stops_at_100_percent(capsys):
     line = capsys.readouterr().err
     assert "100.0%" in line and "3,000,000/3,000,000" in line and "3,010,560" not in line
     assert "#" * 30 in line
+
+
+def _fake_command(path: Path, body: str) -> None:
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("has_torch", [False, True])
+def test_install_script_says_each_step_before_pip_runs(tmp_path, has_torch):
+    """pip runs quietly for minutes: each step is announced on its own line first, and the end says how long."""
+    fake = tmp_path / "python"
+    torch_check = "echo 2.13.0; exit 0" if has_torch else "exit 1"
+    _fake_command(fake, f'if [ "$1" = -c ]; then {torch_check}; fi\necho "PIP $*"\n')
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install.sh"), "--with-sb3"],
+        env={"PATH": "/usr/bin:/bin", "PYTHON": str(fake)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert out[0].startswith("install.sh: installing bobshat")  # before anything slow
+    pips = [i for i, line in enumerate(out) if line.startswith("PIP ")]
+    assert out[pips[-1]] == "PIP -m pip install --quiet -e .[dev,ray,sb3]"
+    assert "with extras dev,ray,sb3" in out[pips[-1] - 1]  # said just before it runs
+    if has_torch:
+        assert len(pips) == 1 and any("torch 2.13.0 is installed: keeping it" in line for line in out)
+    else:
+        assert out[pips[0]] == "PIP -m pip install --quiet torch==2.13.0"
+        assert "installing torch 2.13.0" in out[pips[0] - 1]
+    assert re.fullmatch(r"install\.sh: done in \d+ s", out[-1])
+
+
+def test_demo_script_says_how_long_training_took_and_its_rate(tmp_path):
+    """The demo's timing depends on the machine's load: its output gives this run's time and rate."""
+    (tmp_path / "scripts").mkdir()
+    demo = tmp_path / "scripts" / "demo.sh"
+    demo.write_text((ROOT / "scripts" / "demo.sh").read_text())
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    # a stand-in `bobshat`: train writes policy.pt.json and its summary line, eval prints a table
+    _fake_command(
+        bindir / "bobshat",
+        'if [ "$1" = train ]; then\n'
+        '  run=$(echo "$@" | sed "s/.*--run-name \\([^ ]*\\).*/\\1/"); mkdir -p runs/$run\n'
+        "  echo '{\"global_step\": 3010560}' > runs/$run/policy.pt.json\n"
+        '  echo "${SUMMARY_LINE:-}"\n'
+        "else echo 'the evaluation table'; fi\n",
+    )
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "PYTHON": sys.executable}
+    line = '{"global_step": 3010560, "learner_decisions": 1900000, "seconds": 30.1, "charts/SPS": 100000.0}'
+    out = subprocess.run(
+        ["bash", str(demo)], env=env | {"SUMMARY_LINE": line}, capture_output=True, text=True, check=True
+    ).stdout
+    assert "the evaluation table" in out
+    assert "demo: training took 30.1 s for 3,010,560 table decisions, 100,019 decisions/s" in out
+    # a train that prints no summary: the wall time and the decisions its policy.pt.json records
+    out = subprocess.run(["bash", str(demo)], env=env, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"demo: training took (\d+\.\d) s for 3,010,560 table decisions, ([\d,]+) decisions/s", out)
+    assert m and int(m.group(2).replace(",", "")) == round(3010560 / float(m.group(1)))

@@ -155,7 +155,7 @@ from bobshat_env.games import Game, describe, load, make_game
 from bobshat_env.paths import replace_bytes, save_figure
 from bobshat_env.seating import SeatDispatch
 
-from .evaluate import _clean, mean_ci
+from .evaluate import _clean, line_style, mean_ci
 from .progress import ProgressBar
 
 SCHEMA = "bobshat.bids/1"
@@ -996,6 +996,10 @@ def format_report(doc: dict) -> str:
                 f"{_f(i['ci95'], '.3f'):>7}{_f(mh['per_hand'], '.3f'):>10}{_f(mi['per_hand'], '.3f'):>9}"
                 f"{_f(h['bid'], '.3f'):>8}{_f(h['hat'], '.3f'):>8}{_pct(h['zero_share']):>7}{_pct(b['made_rate']):>8}"
             )
+        lines.append(
+            "(bid, hat: hindsight regret per bid and per hat choice; best: share of decisions whose choice was "
+            f"a best one in hindsight, regret 0; made: {_kind(t['game']).made_words})"
+        )
         if t["pairwise"]:
             lines.append("")
             lines.append(
@@ -1119,43 +1123,51 @@ def plot(doc: dict, path: str | os.PathLike) -> None:
 def _bh_panels(t: dict, ax1: Any, ax2: Any) -> None:
     """Bob's Hat's two calibration panels: when a card is bid against its chance, predicted vs made."""
     ax = ax1
-    for b in t["bidders"]:
+    for i, b in enumerate(t["bidders"]):
         cv = b["calibration"]["curve"]
         ok = [v is not None for v in cv["p"]]
         mid = [v for v, o in zip(cv["p"], ok) if o]
-        ax.plot(mid, [v for v, o in zip(cv["bid_share"], ok) if o], marker="o", label=b["name"][:24])
+        ax.plot(mid, [v for v, o in zip(cv["bid_share"], ok) if o], label=b["name"][:24], **line_style(i))
     ax.set_xlabel("info-set chance of making the card bid alone")
     ax.set_ylabel("share of hands bidding it")
     ax.set_title("when does it bid a card? (all bid cards)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)
     ax = ax2
+    from matplotlib.lines import Line2D  # noqa: PLC0415 - matplotlib is imported by plot() only
+
     types = list(t["bidders"][0]["calibration"]["types"])
+    shapes = dict(zip(types, "osD^v"))
     for i, b in enumerate(t["bidders"]):
         c = b["calibration"]["types"]
-        for j, k in enumerate(types):
+        for k in types:
             if c[k]["success"] is not None:
-                ax.scatter(c[k]["predicted"], c[k]["success"], color=f"C{i}", marker="osD^v"[j % 5],
-                           label=b["name"][:24] if j == 0 else None)  # fmt: skip
+                ax.scatter(c[k]["predicted"], c[k]["success"], color=f"C{i}", marker=shapes[k])
     ax.plot([0, 1], [0, 1], color="grey", linewidth=0.8)
     ax.set_xlabel("predicted success (info-set), when bid")
     ax.set_ylabel("actual success")
-    ax.set_title("bid cards: o blue, s red, D black, ^ fewest")
+    ax.set_title("bid cards: predicted against actual success")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=7)
+    # two keys, in words: the colour is the bidder, the shape the bid card
+    bidders = [
+        Line2D([], [], color=f"C{i}", marker="o", ls="", label=b["name"][:24]) for i, b in enumerate(t["bidders"])
+    ]
+    cards = [Line2D([], [], color="grey", marker=shapes[k], ls="", label=k.replace("_", " ")) for k in types]
+    ax.add_artist(ax.legend(handles=bidders, title="bidder (colour)", fontsize=7, title_fontsize=7, loc="upper left"))
+    ax.legend(handles=cards, title="bid card (shape)", fontsize=7, title_fontsize=7, loc="lower right")
 
 
 def _oh_panels(t: dict, ax1: Any, ax2: Any) -> None:
     """Oh Hell's two calibration panels: tricks taken against bid, over/under by hand size."""
     ax = ax1
     top = 0
-    for b in t["bidders"]:
+    for i, b in enumerate(t["bidders"]):
         cv = b["calibration"]["curve"]
         bids = np.array(cv["bid"])
         y = np.array([np.nan if v is None else v for v in cv["mean_taken"]])
         ok = np.array(cv["hands"]) > 0
-        ax.plot(bids[ok], y[ok], marker="o", label=b["name"][:24])
+        ax.plot(bids[ok], y[ok], label=b["name"][:24], **line_style(i))
         top = max(top, int(bids[ok].max()) if ok.any() else 0)
     ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
     ax.set_xlabel("tricks bid")
@@ -1163,10 +1175,10 @@ def _oh_panels(t: dict, ax1: Any, ax2: Any) -> None:
     ax.set_title("calibration: tricks bid vs taken")
     ax.legend(fontsize=7)
     ax = ax2
-    for b in t["bidders"]:
+    for i, b in enumerate(t["bidders"]):
         by = b["calibration"]["by_hand_size"]
         sizes = sorted(int(k) for k in by)
-        ax.plot(sizes, [by[str(s)]["over_under"] for s in sizes], marker="o", label=b["name"][:24])
+        ax.plot(sizes, [by[str(s)]["over_under"] for s in sizes], label=b["name"][:24], **line_style(i))
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xlabel("cards per player")
     ax.set_ylabel("tricks taken minus bid")
@@ -1210,7 +1222,8 @@ class BobsHatOracle:
     ``hand_facts(game, state, g, seat)`` and ``playout_facts(game, state,
     seat)``: a finished hand's facts for the report and for the oracle's mean;
     ``from_oracle(facts, legal, pick)`` the per-decision predictions;
-    ``made_rate``, ``calibration``, ``lines`` (terminal) and ``panels`` (plot).
+    ``made_rate`` (and ``made_words``, what it counts), ``calibration``, ``lines`` (terminal) and
+    ``panels`` (plot).
     """
 
     hat_actions = (bh.HAT_PLUS, bh.HAT_MINUS)
@@ -1219,6 +1232,7 @@ class BobsHatOracle:
     playout_facts = staticmethod(_bh_playout_facts)
     from_oracle = staticmethod(_bh_from_oracle)
     made_rate = staticmethod(_bh_made_rate)
+    made_words = "share of the bid cards bid that were made"  # what ``made_rate`` counts, for the report's legend
     calibration = staticmethod(_bh_calibration)
     lines = staticmethod(_bh_lines)
     panels = staticmethod(_bh_panels)
@@ -1241,6 +1255,7 @@ class OhHellOracle:
     playout_facts = staticmethod(lambda game, st, seat: _oh_hand_facts(game, st, np.arange(st.batch_size), seat))
     from_oracle = staticmethod(_oh_from_oracle)
     made_rate = staticmethod(lambda dec: float(np.mean(dec.extra["taken"] == dec.chosen - oh.BID_BASE)))
+    made_words = "share of hands taking exactly the tricks bid"
     calibration = staticmethod(lambda dec, deals, worlds: _oh_calibration(dec))
     lines = staticmethod(_oh_lines)
     panels = staticmethod(_oh_panels)

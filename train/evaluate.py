@@ -1111,6 +1111,10 @@ def _oh_bid_table(summary: dict, w: int) -> list[str]:
             f"{_pct(b['exact_rate']):>8}{_pct(b['over_rate']):>8}{_pct(b['under_rate']):>8}"
             f"{_pct(b['zero_bid_rate']):>8}{_pct(b['zero_bid_exact']):>9}"
         )
+    out.append(
+        "(exact: hands taking as many tricks as bid; over: more tricks than bid, an under-bid; under: fewer, "
+        "an over-bid; zero: hands bid 0, zero ok: of those, made)"
+    )
     return out
 
 
@@ -1123,18 +1127,8 @@ def plot(ev: Evaluation, path: str | os.PathLike) -> None:
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     summary = ev.summary()
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    ax = axes[0]
-    lo, hi = float(ev.totals.min()), float(ev.totals.max())
-    bins = np.linspace(lo, hi + 1, min(60, int(hi - lo) + 2))
-    for a, name in enumerate(ev.names):
-        s = summary["agents"][a]
-        ax.hist(ev.agent_scores(a), bins=bins, histtype="step", density=True, linewidth=1.6,
-                label=f"{name}: {s['mean_per_game']:+.1f} ±{s['ci95_per_game'] or 0:.1f}")  # fmt: skip
-    ax.set_title("final score per game")
-    ax.set_xlabel("game total")
-    ax.set_ylabel("density")
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    _score_panel(axes[0], [ev.agent_scores(a) for a in range(len(ev.names))], ev.names, summary["agents"])
     width = 0.8 / max(1, len(ev.names))
     _bids(ev.game.name).plot(ev, summary, axes, width)
     mode = "duplicate" if ev.duplicate else "independent"
@@ -1144,6 +1138,50 @@ def plot(ev: Evaluation, path: str | os.PathLike) -> None:
         save_figure(fig, path, dpi=110)  # in one step, in the format its extension names
     finally:
         plt.close(fig)
+
+
+def _wrap_name(name: str, width: int = 18) -> str:
+    """An agent spec on short lines for an axis label, broken after ``/``, ``,`` or ``:`` where it can."""
+    import textwrap  # noqa: PLC0415
+
+    spaced = name.replace("/", "/ ").replace(",", ", ").replace(":", ": ")
+    lines = textwrap.wrap(spaced, width, break_long_words=True)
+    return "\n".join(line.replace("/ ", "/").replace(", ", ",").replace(": ", ":") for line in lines)
+
+
+def _score_panel(ax: Any, scores: list[np.ndarray], names: list[str], agents: list[dict]) -> None:
+    """Each agent's game totals as its own violin, side by side, named with its mean and 95% CI below it.
+
+    Overlaid histograms of agents that score alike were three near-identical
+    step lines under a legend that hid their peaks; side by side, each
+    distribution has its own place and name, and the legend (what the marks
+    mean) sits in a strip above the data.
+    """
+    xs = np.arange(1, len(names) + 1)
+    parts = ax.violinplot(scores, positions=xs, widths=0.8, showextrema=False)
+    for i, body in enumerate(parts["bodies"]):
+        body.set_facecolor(f"C{i % 10}")
+        body.set_edgecolor(f"C{i % 10}")
+        body.set_alpha(0.45)
+    q1, med, q3 = (np.array([np.percentile(x, q) for x in scores]) for q in (25, 50, 75))
+    ax.vlines(xs, q1, q3, color="k", lw=5, label="middle half of the games")
+    ax.scatter(xs, med, marker="o", facecolor="white", edgecolor="k", zorder=3, s=26, label="median")
+    means = [a["mean_per_game"] for a in agents]
+    ax.scatter(xs, means, marker="D", facecolor="gold", edgecolor="k", zorder=4, s=22, label="mean")
+    top = max(float(np.max(x)) for x in scores)
+    bottom = min(float(np.min(x)) for x in scores)
+    span = max(top - bottom, 1.0)
+    ax.set_ylim(bottom - 0.05 * span, top + 0.2 * span)  # the legend's strip above the highest game
+    ax.set_xticks(xs)
+    ax.set_xticklabels(
+        [f"{_wrap_name(n)}\n{a['mean_per_game']:+.1f} ±{a['ci95_per_game'] or 0:.1f}" for n, a in zip(names, agents)],
+        fontsize=8,
+    )
+    ax.set_xlim(0.4, len(names) + 0.6)
+    ax.set_title("final score per game (mean ±95% CI under each name)")
+    ax.set_ylabel("game total")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", ncol=3, frameon=False, handlelength=1.2)
 
 
 def _bh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
@@ -1163,13 +1201,18 @@ def _bh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
         ax.legend(fontsize=8)
 
 
+def line_style(i: int) -> dict[str, Any]:
+    """The ``i``-th series' colour, dash and marker: lines of agents that play alike stay apart in print too."""
+    return {"color": f"C{i % 10}", "linestyle": ("-", "--", ":", "-.")[i % 4], "marker": "osD^v"[i % 5]}
+
+
 def _oh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
     """Mean bid and exact-bid rate by hand size (Oh Hell)."""
-    for s in summary["agents"]:
+    for i, s in enumerate(summary["agents"]):
         by = s["bids"]["by_hand_size"]
         sizes = sorted(int(k) for k in by)
-        axes[1].plot(sizes, [by[str(k)]["mean_bid"] for k in sizes], marker="o", label=s["name"])
-        axes[2].plot(sizes, [by[str(k)]["exact_rate"] for k in sizes], marker="o", label=s["name"])
+        axes[1].plot(sizes, [by[str(k)]["mean_bid"] for k in sizes], label=s["name"], **line_style(i))
+        axes[2].plot(sizes, [by[str(k)]["exact_rate"] for k in sizes], label=s["name"], **line_style(i))
     axes[1].set_title("mean bid by hand size")
     axes[2].set_title("exact-bid rate by hand size")
     axes[2].set_ylim(0, 1)
