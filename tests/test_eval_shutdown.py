@@ -1,98 +1,44 @@
 """``bobshat eval --workers 2`` ends with its workers: SIGTERM, Ctrl-C (the whole process group) or SIGKILL
-of the parent leaves no process behind (workers, multiprocessing's resource tracker), and Ctrl-C ends
-with a message and status 130, not a traceback."""
+of the parent leaves no process behind (workers, multiprocessing's resource tracker); Ctrl-C ends with one
+line and status 130, SIGTERM with status 143, neither with a traceback. The signal goes once the pool is up
+(read from /proc: tests/procs.py), not after a guessed sleep."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import pytest
+from procs import HAS_PROC, kill_all, signal_when_ready, start, wait_gone
 
-ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-
-
-def _children() -> dict[int, int]:
-    """pid -> parent pid of every live (non-zombie) process."""
-    out = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                stat = (d / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
-            if fields[0] != "Z":
-                out[int(d.name)] = int(fields[1])
-    return out
+pytestmark = pytest.mark.skipif(not HAS_PROC, reason="reads the process table from /proc")
 
 
-def _descendants(pid: int) -> set[int]:
-    table = _children()
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {c for c, p in table.items() if p in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    return pids & set(_children())
-
-
-@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C", "SIGKILL"])
-def test_eval_workers_end_with_the_parent(tmp_path, how):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "bobshat_env.cli", "eval", "--workers", "2", "--deals", "20000", "--quiet"]
-    # its own session, so that the group Ctrl-C signals is the eval's alone, as in a terminal
-    proc = subprocess.Popen(
-        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+@pytest.mark.parametrize(
+    ("how", "records"),
+    [("SIGTERM", False), ("Ctrl-C", False), ("SIGKILL", False), ("SIGTERM", True)],
+    ids=["SIGTERM", "Ctrl-C", "SIGKILL", "SIGTERM-records"],
+)
+def test_eval_workers_end_with_the_parent(tmp_path, how, records):
+    """With ``--records`` each chunk's result is large (a worker stopped while sending one used to leave
+    the old pool's result thread on a half-read message: SIGTERM then hung the exit)."""
+    args = ["eval", "--workers", "2", "--deals", "20000", "--quiet"]
+    if records:
+        args += ["--records", str(tmp_path / "games.jsonl"), "--batch-size", "4096"]
+    proc = start(args, tmp_path)
     kids: set[int] = set()
     try:
-        deadline = time.monotonic() + 120
-        while len(kids) < 3 and time.monotonic() < deadline:  # two workers and the resource tracker
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
-            kids = _descendants(proc.pid)
-        assert len(kids) >= 3, f"workers did not start: {kids}"
-        if how == "Ctrl-C":
-            # a worker spends its first seconds importing; a Ctrl-C then used to print its traceback
-            # (timing-dependent), so check the cause directly: every worker ignores SIGINT from its start
-            for pid in kids:
-                try:
-                    if b"spawn_main" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                        continue  # the resource tracker: it ignores SIGINT itself
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                ignored = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
-                assert ignored & (1 << (signal.SIGINT - 1)), f"worker {pid} does not ignore SIGINT yet"
-        time.sleep(1.0)  # let them take chunks
+        status, err, kids = signal_when_ready(proc, how)
+        assert status is not None, f"still running 60 s after {how}: {err[-2000:]}"
         if how == "SIGTERM":
-            proc.send_signal(signal.SIGTERM)
+            assert status == 143 and "Traceback" not in err, err
         elif how == "Ctrl-C":
-            os.killpg(proc.pid, signal.SIGINT)  # a terminal sends it to every process of the group
-        else:
-            proc.kill()
-        out, err = proc.communicate(timeout=60)
-        text = err.decode()
-        if how == "SIGTERM":
-            assert proc.returncode == 143 and "Traceback" not in text, text
-        elif how == "Ctrl-C":
-            assert proc.returncode == 130, text
-            assert "interrupted" in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text
-        deadline = time.monotonic() + 20
-        while _alive(kids) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not _alive(kids), f"still running after the parent ended: {_alive(kids)}"
+            assert status == 130, err
+            lines = err.strip().splitlines()
+            assert lines == ["bobshat eval: interrupted"], err
+        assert len(kids) >= 3, kids  # two workers and the resource tracker were there
+        assert not wait_gone(kids), f"still running after the parent ended: {kids}"
+        assert not (tmp_path / "games.jsonl").exists()  # an interrupted tournament writes no records
+        if how != "SIGKILL":
+            assert [p.name for p in tmp_path.iterdir()] == [], "a temporary was left behind"
     finally:
         if proc.poll() is None:
             proc.kill()
-        for pid in _alive(kids):  # leave nothing behind even when the test fails
-            os.kill(pid, signal.SIGKILL)
+        kill_all(kids)

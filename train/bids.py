@@ -135,9 +135,7 @@ import math
 import os
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, fields
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +154,7 @@ from bobshat_env.paths import replace_bytes, save_figure
 from bobshat_env.seating import SeatDispatch
 
 from .evaluate import _clean, line_style, mean_ci
+from .pool import map_chunks, sigterm_as_exit
 from .progress import ProgressBar
 
 SCHEMA = "bobshat.bids/1"
@@ -871,17 +870,18 @@ def measure(
     bar = ProgressBar(deals * len(bidders), "games", enabled=progress)
     results: list[_ChunkResult] = []
     t0 = time.perf_counter()
+
+    def landed(ch: _Chunk, r: _ChunkResult) -> None:
+        results.append(r)
+        bar.update(ch.d1 - ch.d0)
+
     try:
         if workers == 1:
-            for ch in chunks:
-                results.append(_play_chunk(ch))
-                bar.update(ch.d1 - ch.d0)
-        else:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context(mp_context)) as pool:
-                futures = {pool.submit(_play_chunk, ch): ch for ch in chunks}
-                for fut in as_completed(futures):
-                    results.append(fut.result())
-                    bar.update(futures[fut].d1 - futures[fut].d0)
+            with sigterm_as_exit():
+                for ch in chunks:
+                    landed(ch, _play_chunk(ch))
+        else:  # Ctrl-C, SIGTERM and a killed parent end the workers too (train/pool.py)
+            map_chunks(_play_chunk, chunks, workers, landed, mp_context=mp_context)
     finally:
         bar.close()
     seconds = time.perf_counter() - t0

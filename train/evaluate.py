@@ -100,19 +100,14 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import math
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -124,6 +119,7 @@ from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
 from bobshat_env.games import Game, describe, load, make_game
 from bobshat_env.paths import replace_bytes, save_figure
+from train.pool import map_chunks, sigterm_as_exit
 from train.progress import ProgressBar
 
 SCHEMA = "bobshat.eval/1"
@@ -824,44 +820,27 @@ def evaluate(
     writer = _RecordWriter(records_path, len(chunks)) if record else None
     results: dict[int, _ChunkResult] = {}
     t0 = time.perf_counter()
+
+    def landed(r: _ChunkResult) -> None:
+        results[r.index] = r
+        bar.update(r.totals.shape[0])
+        if writer:
+            writer.add(r)
+
     try:
-        if ray_address is not None:
-            from train.distributed import run_chunks  # noqa: PLC0415 - imports Ray, only when asked for
+        with sigterm_as_exit():  # SIGTERM: the workers and the records' temporary go too (train/pool.py)
+            if ray_address is not None:
+                from train.distributed import run_chunks  # noqa: PLC0415 - imports Ray, only when asked for
 
-            def landed(r: _ChunkResult) -> None:
-                results[r.index] = r
-                bar.update(r.totals.shape[0])
-                if writer:
-                    writer.add(r)
-
-            workers = run_chunks(_play_chunk, chunks, ray_address, landed)
-        elif workers == 1:
-            for ch in chunks:
-                r = _play_chunk(ch, progress=bar.update)
-                results[ch.index] = r
-                if writer:
-                    writer.add(r)
-        else:
-            pool = ProcessPoolExecutor(
-                max_workers=workers,
-                mp_context=get_context(mp_context),
-                initializer=_worker_init,
-                initargs=(os.getpid(),),
-            )
-            with _sigterm_as_exit():
-                try:
-                    with _sigint_ignored():  # the workers start here (on submit) and inherit it
-                        futures = [pool.submit(_play_chunk, ch) for ch in chunks]
-                    for fut in as_completed(futures):
-                        r = fut.result()
-                        results[r.index] = r
-                        bar.update(r.totals.shape[0])
-                        if writer:
-                            writer.add(r)
-                except BaseException:  # Ctrl-C, SIGTERM, a failed chunk: stop the workers now, not after their chunks
-                    _stop_workers(pool)
-                    raise
-                pool.shutdown(wait=True)
+                workers = run_chunks(_play_chunk, chunks, ray_address, landed)
+            elif workers == 1:
+                for ch in chunks:
+                    r = _play_chunk(ch, progress=bar.update)
+                    results[ch.index] = r
+                    if writer:
+                        writer.add(r)
+            else:
+                map_chunks(_play_chunk, chunks, workers, lambda ch, r: landed(r), mp_context=mp_context)
     finally:
         bar.close()
         if writer:
@@ -889,79 +868,7 @@ def evaluate(
 
 
 # ==========================================================================
-# Worker processes: they end with the parent however it ends
-def _worker_init(parent_pid: int) -> None:
-    """Set up a worker: Ctrl-C is the parent's to handle, and the worker exits if the parent dies.
-
-    A terminal's Ctrl-C reaches every process of the group; the parent stops
-    the workers itself (:func:`_stop_workers`), so they ignore it rather than
-    each print a KeyboardInterrupt traceback. A parent killed outright
-    (SIGKILL) cannot stop them: a daemon thread checks every 0.5 s that the
-    parent is still this process's parent and ends the worker when it is not.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Terminate a pool's workers at once (``shutdown`` alone would wait for their running chunks)."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        proc.join(timeout=5)
-
-
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Within the block (main thread only), SIGINT is ignored: processes started here inherit that.
-
-    A spawned worker spends its first seconds importing (numpy, numba, the
-    agents) before :func:`_worker_init` runs; a Ctrl-C then would print a
-    KeyboardInterrupt traceback from every worker. Python leaves a signal
-    ignored at start-up ignored, so workers started inside this block never
-    see one; the parent only ignores it for the milliseconds of the start.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
-@contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Within the block, SIGTERM raises SystemExit(143) in the main thread, so cleanup code runs.
-
-    Python's default for SIGTERM ends the process on the spot: worker
-    processes would be left running. Outside the main thread (where signal
-    handlers cannot be set) it does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
+# Records of a tournament run over chunks
 class _RecordWriter:
     """Writes chunks' records to one JSON Lines file in chunk order, whatever order they finish in.
 

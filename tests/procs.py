@@ -1,0 +1,143 @@
+"""Helpers for the shutdown tests: run a ``bobshat`` command, wait until its worker pool is up, signal it,
+and see what of its process tree is still alive (read from /proc, so Linux only)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HAS_PROC = Path("/proc/self/stat").exists()
+# The child starts with SIGINT at its default whatever this process inherited: a test run in the background
+# of a script (`pytest &`) has SIGINT ignored, Python keeps an inherited SIG_IGN, and the command would then
+# ignore the Ctrl-C the test sends (it did: "assert 0 == 130", the run went to its end).
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def table() -> dict[int, int]:
+    """pid -> parent pid of every live (non-zombie) process."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+            if fields[0] != "Z":
+                out[int(d.name)] = int(fields[1])
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``."""
+    tab = table()
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in tab.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    return pids & set(table())
+
+
+def _mask(pid: int, field: str) -> int:
+    """A signal mask line of /proc/PID/status (SigIgn, SigCgt) as an int; 0 when the process is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith(field + ":")), 16)
+
+
+def has(mask: int, sig: int) -> bool:
+    return bool(mask & (1 << (sig - 1)))
+
+
+def workers_of(pid: int) -> set[int]:
+    """The pool's worker processes below ``pid`` (multiprocessing's spawned children, not its resource tracker)."""
+    found = set()
+    for kid in descendants(pid):
+        try:
+            cmd = Path(f"/proc/{kid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmd:
+            found.add(kid)
+    return found
+
+
+def pool_ready(pid: int, workers: int) -> bool:
+    """The readiness the tests wait for, read from the outside instead of guessed with a sleep.
+
+    The parent catches SIGTERM (the pool's handler: set only while the pool
+    runs) and SIGINT (Python's KeyboardInterrupt, not the ignore of the
+    workers' start), and ``workers`` workers run, each ignoring SIGINT.
+    """
+    ign, cgt = _mask(pid, "SigIgn"), _mask(pid, "SigCgt")
+    if not (has(cgt, signal.SIGTERM) and has(cgt, signal.SIGINT) and not has(ign, signal.SIGINT)):
+        return False
+    kids = workers_of(pid)
+    return len(kids) >= workers and all(has(_mask(k, "SigIgn"), signal.SIGINT) for k in kids)
+
+
+def start(args: list[str], cwd: Path) -> subprocess.Popen:
+    """``bobshat ARGS`` in its own session (so a Ctrl-C to its group reaches it alone, as in a terminal)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.cli", *args]
+    return subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def signal_when_ready(proc: subprocess.Popen, how: str, workers: int = 2) -> tuple[int | None, str, set[int]]:
+    """Wait for the pool (:func:`pool_ready`), send ``how`` (SIGTERM, Ctrl-C to the group, SIGKILL), wait for
+    the command to end; returns its status, its stderr and every process it had below it when signalled."""
+    deadline = time.monotonic() + 240  # start-up: imports and kernel compilation on a loaded machine
+    while not pool_ready(proc.pid, workers):
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"ended before its pool was up ({proc.returncode}): {err.decode()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise AssertionError("the worker pool did not come up")
+        time.sleep(0.1)
+    kids = descendants(proc.pid)
+    if how == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)
+    elif how == "Ctrl-C":
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal sends it to every process of the group
+    else:
+        proc.kill()
+    try:
+        _out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _out, err = proc.communicate()
+        return None, err.decode(), kids
+    return proc.returncode, err.decode(), kids
+
+
+def wait_gone(pids: set[int], seconds: float = 20.0) -> set[int]:
+    """The processes of ``pids`` still alive after waiting up to ``seconds`` for them to end."""
+    deadline = time.monotonic() + seconds
+    while alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive(pids)
+
+
+def kill_all(pids: set[int]) -> None:
+    """Leave nothing behind, even when a test fails."""
+    for pid in alive(pids):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

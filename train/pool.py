@@ -1,0 +1,293 @@
+"""Worker processes for chunked jobs: the one driver that ``bobshat eval`` and ``bobshat bids`` share.
+
+A job is a list of chunks and a module-level function that turns a chunk
+into a result (a pure function of the chunk, so results do not depend on
+which worker ran it). :func:`map_chunks` runs the chunks over N worker
+processes and hands each result to the caller as it lands; the caller orders
+them (by chunk index), so the numbers never depend on the order.
+
+How it ends, whatever ends it
+    - Ctrl-C: a terminal sends SIGINT to every process of its group. The
+      workers ignore it from their first instruction (they start with SIGINT
+      ignored, which a new Python keeps ignoring); the parent gets
+      KeyboardInterrupt, kills its workers and re-raises, so the command
+      prints one line and ends with status 130 (``bobshat_env.cli.main``).
+    - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
+      runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
+      143, the shell's status for SIGTERM, silently, as a terminated
+      program does.
+    - SIGKILL of the parent, or any death that runs no cleanup: each worker
+      asks the kernel to kill it when its parent dies (Linux
+      ``PR_SET_PDEATHSIG``), and on every system a thread of the worker
+      checks twice a second that its parent is still there; an idle worker
+      also sees its pipe to the parent close. No worker outlives the parent
+      by more than about a second.
+    - A worker that raises: the parent stops the others and raises the same
+      exception (with the worker's traceback as its cause). A worker that
+      dies: :class:`WorkerDied`.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``
+    Its results arrive through a queue that a background thread reads. A
+    worker stopped in the middle of sending a large result leaves that thread
+    blocked on a half-read message, and the interpreter joins the thread at
+    exit: ``eval --workers 2`` then ignored SIGTERM for minutes with its
+    workers gone. Here the parent's main thread reads one pipe per worker and
+    nothing waits on a dead worker: a closed pipe is an EOF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing import get_context
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+PARENT_POLL_S = 0.5  # how often a worker checks that its parent is still there (where PDEATHSIG is missing)
+STOP_WAIT_S = 5.0  # how long a worker told to stop may take to exit before it is killed
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without a result (killed, out of memory, a crash in compiled code)."""
+
+
+class _RemoteTraceback(Exception):
+    """The worker's traceback, attached as the cause of the exception the parent re-raises."""
+
+    def __init__(self, tb: str) -> None:
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self) -> str:
+        return self.tb
+
+
+def map_chunks(
+    fn: Callable[[Any], Any],
+    chunks: Sequence[Any],
+    workers: int,
+    on_result: Callable[[Any, Any], None],
+    *,
+    mp_context: str = "spawn",
+) -> None:
+    """Run ``fn(chunk)`` for every chunk over ``workers`` processes; ``on_result(chunk, result)`` as each lands.
+
+    ``fn`` must be a module-level function and the chunks picklable (with
+    ``spawn``, the default, workers import ``fn``'s module afresh; ``fork``
+    also sees what was registered at run time, for tests). Each worker has
+    one chunk at a time and gets the next as it returns one. See the module
+    docstring for Ctrl-C, SIGTERM, a dead parent and a failed chunk.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    todo = list(chunks)
+    if not todo:
+        return
+    ctx = get_context(mp_context)
+    live: list[_Worker] = []
+    with sigterm_as_exit():
+        try:
+            with _sigint_ignored():  # the workers start here and inherit it (spawn: before they import anything)
+                for w in range(min(workers, len(todo))):
+                    parent_end, child_end = ctx.Pipe(duplex=True)
+                    proc = ctx.Process(
+                        target=_worker_main,
+                        args=(child_end, fn, os.getpid()),
+                        name=f"bobshat-worker-{w}",
+                        daemon=True,  # multiprocessing's exit handler ends them too
+                    )
+                    proc.start()
+                    child_end.close()  # the worker's end lives in the worker only: its death is an EOF here
+                    live.append(_Worker(proc, parent_end))
+            _drive(live, todo, on_result)
+            for wk in live:
+                wk.stop()
+        finally:
+            _kill_all(live)
+
+
+class _Worker:
+    """The parent's handle on one worker: its process, its pipe and the chunk it is playing."""
+
+    def __init__(self, proc: Any, conn: Connection) -> None:
+        self.proc, self.conn = proc, conn
+        self.chunk: Any = None
+        self.busy = False
+
+    def give(self, chunk: Any) -> None:
+        self.chunk, self.busy = chunk, True
+        self.conn.send(chunk)
+
+    def stop(self) -> None:
+        """Tell an idle worker to exit and wait a moment for it (killed after :data:`STOP_WAIT_S`)."""
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.proc.join(STOP_WAIT_S)
+
+
+def _drive(live: list[_Worker], todo: list[Any], on_result: Callable[[Any, Any], None]) -> None:
+    """Hand out chunks, one per idle worker, until every result is in (main thread: signals interrupt it)."""
+    queue = iter(todo)
+    for wk in live:
+        wk.give(next(queue))
+    busy = list(live)
+    while busy:
+        ready = wait([wk.conn for wk in busy] + [wk.proc.sentinel for wk in busy])
+        for wk in list(busy):
+            if wk.conn not in ready and wk.proc.sentinel not in ready:
+                continue
+            try:
+                kind, payload = wk.conn.recv() if wk.conn.poll() else ("died", None)
+            except (EOFError, OSError):
+                kind, payload = "died", None
+            if kind == "died":
+                wk.proc.join(1.0)
+                raise WorkerDied(
+                    f"a worker process (pid {wk.proc.pid}) ended without a result "
+                    f"(exit code {wk.proc.exitcode}); killed, or out of memory?"
+                )
+            if kind == "error":
+                exc, tb = payload
+                exc.__cause__ = _RemoteTraceback(tb)
+                raise exc
+            chunk = wk.chunk
+            wk.busy = False
+            nxt = next(queue, _DONE)
+            if nxt is _DONE:
+                busy.remove(wk)
+            else:
+                wk.give(nxt)
+            on_result(chunk, payload)
+
+
+_DONE = object()
+
+
+def _kill_all(live: list[_Worker]) -> None:
+    """SIGKILL every worker still running and reap it (a worker may be deep in compiled code: no polite stop)."""
+    for wk in live:
+        if wk.proc.is_alive():
+            with contextlib.suppress(OSError):
+                wk.proc.kill()
+    for wk in live:
+        wk.proc.join(STOP_WAIT_S)
+        with contextlib.suppress(OSError):
+            wk.conn.close()
+
+
+# ==========================================================================
+# The worker's side
+def _worker_main(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) -> None:
+    """A worker's life: tie it to the parent, then play chunks until told to stop or the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (already ignored with spawn)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler: drop it
+    die_with_parent(parent_pid)
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if chunk is None:
+            return
+        try:
+            msg: tuple[str, Any] = ("ok", fn(chunk))
+        except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which re-raises it
+            msg = ("error", (_picklable(err), traceback.format_exc()))
+        try:
+            conn.send(msg)
+        except (EOFError, OSError):
+            return
+        except Exception as err:  # noqa: BLE001 - a result that cannot be pickled: say so
+            conn.send(("error", (_picklable(err), traceback.format_exc())))
+
+
+def _picklable(err: BaseException) -> BaseException:
+    """``err`` if it survives pickling, else a RuntimeError with its text."""
+    import pickle  # noqa: PLC0415
+
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{type(err).__name__}: {err}")
+    return err
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """End this process when ``parent_pid`` (its parent) dies, however the parent ends.
+
+    On Linux the kernel delivers SIGKILL the moment the parent dies
+    (``prctl(PR_SET_PDEATHSIG)``): it works even while this process runs
+    compiled code that holds the GIL. Everywhere, a daemon thread also checks
+    every :data:`PARENT_POLL_S` that the parent is still the parent. If the
+    parent died before this call, the process exits at once.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent_pid:  # died while this process started
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+# ==========================================================================
+# Signals in the parent
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Within the block (main thread only), SIGINT is ignored: processes started here inherit that.
+
+    A spawned worker spends its first seconds importing (numpy, numba, the
+    agents); a Ctrl-C then would print a KeyboardInterrupt traceback from
+    every worker. Python leaves a signal ignored at start-up ignored, so
+    workers started inside this block never see one; the parent ignores it
+    only for the milliseconds of the start.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+@contextlib.contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread, so cleanup code runs.
+
+    Python's default for SIGTERM ends the process on the spot: worker
+    processes, temporary files and a Ray it started would be left behind.
+    Outside the main thread (where signal handlers cannot be set), and where
+    the caller already handles SIGTERM, it changes nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):  # an outer block (or the caller) has it
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
