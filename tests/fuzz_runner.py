@@ -101,6 +101,7 @@ def warm() -> None:
         try:
             main(["simulate", "--games", "2", "--hands", "1"])
             main(["simulate", "--games", "2", "--game", "oh_hell"])
+            main(["bench", "--quick", "--no-peers", "--quiet", "--batches", "1", "--reps", "1", "--seconds", "0"])
         finally:
             os.chdir(cwd)
 

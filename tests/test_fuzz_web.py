@@ -146,38 +146,15 @@ JSON_VALUES = st.one_of(
     st.integers(),
     st.text(max_size=20),
 )
-GAME_KEYS = [
-    "game",
-    "players",
-    "hands",
-    "seat",
-    "opponents",
-    "agents",
-    "seed",
-    "first_dealer",
-    "double_fewest",
-    "no_bid",
-    "secret_bidding",
-    "negative_scoring",
-    "renege_mode",
-    "deal_style",
-    "scoring",
-    "speed",
-    "x",
-]
+# fmt: off
+GAME_KEYS = ["game", "players", "hands", "seat", "opponents", "agents", "seed", "first_dealer", "double_fewest",
+             "no_bid", "secret_bidding", "negative_scoring", "renege_mode", "deal_style", "scoring", "speed", "x"]
 MOVE_KEYS = ["move", "action", "turn", "renege", "since", "steps", "x"]
 QUERY_KEYS = ["since", "file", "record", "upload", "game", "name", "seat", "agents", "x"]
-CONTENT_TYPES = [
-    "application/json",
-    "application/json; charset=utf-8",
-    "APPLICATION/JSON",
-    "text/plain",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data; boundary=xyz",
-    "application/x-ndjson",
-    "",
-    "application/json, text/plain",
-]
+CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "APPLICATION/JSON", "text/plain",
+                 "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "application/x-ndjson",
+                 "", "application/json, text/plain"]
+# fmt: on
 FOREIGN_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1:9999", "http://localhost", "https://127.0.0.1"]
 SEC_FETCH_SITES = ["cross-site", "same-site"]
 
@@ -225,32 +202,19 @@ def upload_bodies(draw: Any, record: str) -> bytes:
 
 
 @st.composite
-def requests(draw: Any, server: Server) -> dict[str, Any]:
+def requests(draw: Any, server: Server, methods: tuple[str, ...] = ("GET", "POST", "DELETE", "PUT")) -> dict[str, Any]:
     """One request to any route, with hostile parameters, body, content type and origin headers."""
     gid = draw(st.sampled_from([server.live, server.finished, "", "x", "../x", "%2e%2e", "a" * 300]))
-    route = draw(
-        st.sampled_from(
-            [
-                ("GET", "/api/meta"),
-                ("POST", "/api/games"),
-                ("GET", f"/api/games/{gid}"),
-                ("POST", f"/api/games/{gid}/move"),
-                ("POST", f"/api/games/{gid}/advance"),
-                ("DELETE", f"/api/games/{gid}"),
-                ("GET", f"/api/games/{gid}/record"),
-                ("GET", "/api/records"),
-                ("GET", "/api/replay"),
-                ("POST", "/api/uploads"),
-                ("GET", "/"),
-                ("GET", "/play"),
-                ("GET", "/replay"),
-                ("GET", "/records"),
-                ("GET", "/static/../app.py"),
-                ("PUT", "/api/games"),
-                ("POST", "/api/meta"),
-            ]
-        )
-    )
+    # fmt: off
+    routes = [
+        ("GET", "/api/meta"), ("POST", "/api/games"), ("GET", f"/api/games/{gid}"),
+        ("POST", f"/api/games/{gid}/move"), ("POST", f"/api/games/{gid}/advance"), ("DELETE", f"/api/games/{gid}"),
+        ("GET", f"/api/games/{gid}/record"), ("GET", "/api/records"), ("GET", "/api/replay"),
+        ("POST", "/api/uploads"), ("GET", "/"), ("GET", "/play"), ("GET", "/replay"), ("GET", "/records"),
+        ("GET", "/static/../app.py"), ("PUT", "/api/games"), ("POST", "/api/meta"),
+    ]
+    # fmt: on
+    route = draw(st.sampled_from([r for r in routes if r[0] in methods and (r[1] != "/api/meta" or "GET" in methods)]))
     method, path = route
     query = draw(
         st.dictionaries(
@@ -287,17 +251,33 @@ def requests(draw: Any, server: Server) -> dict[str, Any]:
     return {"method": method, "url": path, "params": query, "headers": headers, "content": body or None}
 
 
-def foreign(headers: dict[str, str]) -> bool:
-    """Whether a page of another origin could have sent these headers (a browser always sends them)."""
-    return headers.get("Origin", "http://127.0.0.1") != "http://127.0.0.1" or headers.get(
+SIMPLE_TYPES = ("", "text/plain", "multipart/form-data", "application/x-www-form-urlencoded")
+
+
+def cross_origin_simple(req: dict[str, Any]) -> bool:
+    """Whether a page of another origin could make a browser send this request without a CORS preflight.
+
+    A browser names the page's origin (``Origin``, ``Sec-Fetch-Site``) and sends a POST without asking
+    first only with a form's content types (or none); a DELETE, a PUT or a JSON POST needs a preflight,
+    which this server never grants.
+    """
+    headers = req["headers"]
+    foreign = headers.get("Origin", "http://127.0.0.1") != "http://127.0.0.1" or headers.get(
         "Sec-Fetch-Site", "same-origin"
     ) not in ("same-origin", "none")
+    kind = headers.get("Content-Type", "").split(";")[0].strip()
+    return foreign and req["method"] == "POST" and kind in SIMPLE_TYPES
+
+
+def _short(value: Any, n: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= n else f"{text[:n]}... ({len(text)} chars)"
 
 
 def shown(req: dict[str, Any]) -> str:
-    body = req["content"] or b""
-    text = repr(body[:300]) + (f"... ({len(body)} bytes)" if body and len(body) > 300 else "")
-    return f"{req['method']} {req['url']} params={req['params']} headers={req['headers']} body={text}"
+    params = {k: _short(v, 40) for k, v in req["params"].items()}
+    body = _short(req["content"], 200)
+    return f"{req['method']} {req['url'][:80]} params={params} headers={req['headers']} body={body}"
 
 
 def check_response(server: Server, req: dict[str, Any], r: Any, before: dict[str, Any]) -> None:
@@ -312,7 +292,7 @@ def check_response(server: Server, req: dict[str, Any], r: Any, before: dict[str
     after = server.state()
     if r.status_code >= 400:
         assert after == before, f"{what}: refused ({r.status_code} {r.text[:200]}), but changed the server's state"
-    if req["method"] in ("POST", "DELETE", "PUT", "PATCH") and foreign(req["headers"]):
+    if cross_origin_simple(req):
         assert r.status_code >= 400 and after == before, (
             f"{what}: a request another origin's page could send was obeyed ({r.status_code} {r.text[:200]})"
         )
@@ -335,14 +315,18 @@ def test_any_request_is_answered_without_a_server_error_and_refusals_change_noth
 
 def test_requests_from_another_origin_change_nothing(server):
     @fuzz_settings(40)
-    @given(data=st.data(), origin=st.sampled_from(FOREIGN_ORIGINS), site=st.sampled_from([None, *SEC_FETCH_SITES]))
-    def prop(data: Any, origin: str, site: str | None) -> None:
+    @given(
+        data=st.data(),
+        origin=st.sampled_from(FOREIGN_ORIGINS),
+        site=st.sampled_from([None, *SEC_FETCH_SITES]),
+        kind=st.sampled_from(SIMPLE_TYPES),
+    )
+    def prop(data: Any, origin: str, site: str | None, kind: str) -> None:
         server.refresh()
-        req = data.draw(requests(server))
-        req["headers"] = {k: v for k, v in req["headers"].items() if k not in ("Origin", "Sec-Fetch-Site")}
-        req["headers"]["Origin"] = origin
-        if site:
-            req["headers"]["Sec-Fetch-Site"] = site
+        req = data.draw(requests(server, methods=("POST",)))
+        req["headers"] = {"Origin": origin} | ({"Sec-Fetch-Site": site} if site else {})
+        if kind:
+            req["headers"]["Content-Type"] = kind + ("; boundary=xyz" if kind.startswith("multipart") else "")
         before = server.state()
         check_response(server, req, server.client.request(**req), before)
 
@@ -456,9 +440,11 @@ def test_uploads_answer_in_proportion_to_the_limit(server):
 )
 def test_a_spec_naming_a_file_answers_the_same_whether_it_exists(server, tmp_path, monkeypatch, template):
     (tmp_path / "secret.pt").write_bytes(b"not a checkpoint")
+    (tmp_path / "notes").write_text("a file with no extension\n")
     monkeypatch.chdir(tmp_path)
     answers = {}
-    for name in ("secret.pt", "missing.pt", "secret", str(tmp_path / "secret.pt"), "/nonexistent/x.pt"):
+    names = ("secret.pt", "missing.pt", "notes", "missing", str(tmp_path / "secret.pt"), "/nonexistent/x.pt")
+    for name in names:
         spec = template.format(name)
         before = server.state()
         req = {
