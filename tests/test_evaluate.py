@@ -409,6 +409,9 @@ def test_score_plot_gives_each_agent_its_own_distribution_and_keeps_the_legend_o
     legend = ax.get_legend().get_window_extent(renderer)
     data = _data_boxes(ax, renderer)
     assert len(data) > 3 and not any(legend.overlaps(box) for box in data), "the legend covers plotted data"
+    for ax in fig.axes[1:]:  # the bid panels: their keys sit under them, off the bars
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert not any(legend.overlaps(box) for box in _data_boxes(ax, renderer)), ax.get_title()
 
 
 def test_oh_hell_bid_table_explains_its_columns(capsys):

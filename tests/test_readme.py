@@ -73,9 +73,10 @@ def test_every_runs_path_in_the_readme_and_help_names_a_file_training_writes():
 
     written = {*RUN_FILES, REPORT}
     sources = {"README.md": TEXT, "--help": _help_texts()}
-    for folder in ("bobshat_env", "agents", "train", "docs"):
-        for path in (ROOT / folder).rglob("*.py"):
-            sources[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    for folder in ("bobshat_env", "agents", "train", "docs", "examples", "notebooks", "scripts"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".ipynb", ".sh"):
+                sources[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
     seen = 0
     for where, text in sources.items():
         for name in re.findall(r"\bruns?/[\w<>{}.-]+/([\w.]+\.(?:pt|json))\b", text):

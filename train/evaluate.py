@@ -1105,7 +1105,13 @@ def _bh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
         ax.set_xticklabels([t.replace("_", " ") for t in types])
         ax.set_ylim(0, 1)
         ax.set_title(title)
-        ax.legend(fontsize=8)
+        _legend_below(ax)
+
+
+def _legend_below(ax: Any) -> None:
+    """The agents' key under the panel, outside the data: a bar at 100% or a line's peak is never hidden."""
+    below = -0.17 if ax.get_xlabel() else -0.1  # under the axis label, if there is one
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, below), ncol=2, frameon=False)
 
 
 def line_style(i: int) -> dict[str, Any]:
@@ -1125,7 +1131,7 @@ def _oh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
     axes[2].set_ylim(0, 1)
     for ax in axes[1:]:
         ax.set_xlabel("cards per player")
-        ax.legend(fontsize=8)
+        _legend_below(ax)
 
 
 class BobsHatBids:
