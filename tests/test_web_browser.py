@@ -142,6 +142,7 @@ def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, 
     assert made == clicks
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # a mid-game screenshot
     assert page.get_by_text("Saved to games.jsonl").is_visible()
+    assert page.locator("#table .seat-cards .back").count() == 0  # every hand played out: no card back for 0 cards
     lines = list(read_jsonl(records / "games.jsonl"))
     assert len(lines) == before + 1
     record = lines[-1][1]
@@ -153,6 +154,12 @@ def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, 
         page.get_by_role("button", name=button).click()
     shown = page.locator("section.seat dd.total").all_inner_texts()
     assert [int(t) for t in shown] == record["totals"]
+    # the records page numbers games from 1, as `bobshat replay` does; its link opens that record
+    page.goto(url + "/records")
+    rows = page.locator("section.file", has_text="games.jsonl").locator("tbody tr")
+    first = rows.nth(rows.count() - 1)  # (newest first)
+    assert first.locator("td").first.inner_text() == "1"
+    assert first.get_by_role("link", name="Replay").get_attribute("href").endswith("record=0")
     assert errors == []
 
 

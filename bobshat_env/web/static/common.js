@@ -103,7 +103,7 @@ export function drawTable(root, view, deck, { title = "" } = {}) {
   for (const s of view.seats) {
     const cards = s.cards
       ? el("div", { class: "seat-cards" }, s.cards.length ? s.cards.map((c) => card(c, deck, { small: true })) : "no cards")
-      : el("div", { class: "seat-cards hidden-hand" }, el("span", { class: "back", "aria-hidden": "true" }), plural(s.count, "card"));
+      : el("div", { class: "seat-cards hidden-hand" }, s.count ? el("span", { class: "back", "aria-hidden": "true" }) : null, plural(s.count, "card"));
     seats.append(
       el(
         "section",
