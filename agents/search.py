@@ -134,7 +134,7 @@ class PolicySearchAgent:
         if not isinstance(bids, bool):
             raise ValueError(f"search option bids must be true or false, got {bids!r}")
         if isinstance(z, bool) or not isinstance(z, (int, float)) or not (math.isfinite(z) and z >= 0):
-            raise ValueError(f"search option z must be a finite number >= 0, got {z!r}")
+            raise ValueError(f"search option z must be a number >= 0 and finite, got {z!r}")
         if isinstance(value_scale, bool) or not isinstance(value_scale, (int, float)) or not math.isfinite(value_scale):
             raise ValueError(f"search option value_scale must be a finite number, got {value_scale!r}")
         if playout not in PLAYOUTS:

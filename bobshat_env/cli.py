@@ -471,7 +471,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder where finished games are saved and replays listed (default records)",
     )
     p.add_argument(
-        "--agents", default=None, help="extra agent specs to offer, e.g. ppo:runs/x/policy.pt (checked at start)"
+        "--agents",
+        default=None,
+        help="extra agent specs to offer, e.g. ppo:runs/NAME/policy.pt (checked at start; a checkpoint is offered "
+        "at its own game and player count)",
     )
     p.add_argument(
         "--idle-timeout",

@@ -113,12 +113,26 @@ def test_a_whole_game_through_the_api_is_saved_as_a_record_replay_accepts(server
     game = make_game(params["game"], **{k: v for k, v in record["config"].items()})
     assert len(final["summaries"]) == game.config.hands
     assert all(s["lines"][0].startswith("--- Hand scoring") for s in final["summaries"])
+    # ... and as a table: seat, bid, taken, made or missed, points, total (the core's numbers)
+    P = game.players
+    for s in final["summaries"]:
+        assert [r["seat"] for r in s["rows"]] == list(range(P))
+        if params["game"] == "oh_hell":  # an Oh Hell bid is made when the tricks taken equal it
+            assert all(r["result"] == ("made" if r["bid"] == r["taken"] else "missed") for r in s["rows"])
+        else:
+            assert all(r["result"] in ("made", "missed", "-") or r["result"].startswith("made ") for r in s["rows"])
+    assert [r["total"] for r in final["summaries"][-1]["rows"]] == result["totals"]
+    assert [sum(s["rows"][p]["points"] for s in final["summaries"]) for p in range(P)] == result["totals"]
     assert max(e["n"] for e in final["log"]) == final["log_size"] - 1
     # the finished game's record can be downloaded and replayed from memory
     r = client.get(f"/api/games/{view['id']}/record")
     assert r.status_code == 200 and json.loads(r.text) == record
     replay = client.get(f"/api/replay?game={view['id']}").json()
     assert replay["ok"] and replay["frames"][-1]["seats"][0]["total"] == record["totals"][0]
+    scored = [f["scoring"] for f in replay["frames"] if f["summary"]]
+    unlabelled = [[{k: v for k, v in r.items() if k != "label"} for r in rows] for rows in scored]
+    assert unlabelled == [[{k: v for k, v in r.items() if k != "label"} for r in s["rows"]] for s in final["summaries"]]
+    assert [r["total"] for r in scored[-1]] == record["totals"] and len(scored) == len(final["summaries"])
 
 
 def test_meta_lists_both_games_their_options_and_the_bots(server):
@@ -277,8 +291,8 @@ def test_renege_mode_offers_the_renege_and_asks_to_confirm_it(server):
         ({"seat": "4"}, "seat must be 0-3"),
         ({"opponents": "random,random"}, "need 3 opponents"),
         ({"opponents": "random,dragon,random"}, "unknown agent 'dragon'"),
-        ({"opponents": "ppo:/etc/passwd"}, "reads a file"),
-        ({"opponents": "bid=strong+play=ppo:x.pt"}, "reads a file"),
+        ({"opponents": "ppo:/etc/passwd"}, "names a file this server does not offer"),
+        ({"opponents": "bid=strong+play=ppo:x.pt"}, "names a file this server does not offer"),
         ({"opponents": "human"}, "the seat you play"),
         ({"seed": "-3"}, "seed must be an integer from 0 to"),
     ],

@@ -192,8 +192,8 @@ def test_agents_within_the_caps_are_built(server):
         ("pimc:worlds=0", "worlds must be a positive integer, got 0"),
         ("strong:seed=5", "agent 'strong': seed is not an agent option"),
         ("simple:speed=3", "agent 'simple' has no option 'speed'"),
-        ("search:policy=nowhere.pt,z=nan", "search option z must be a finite number >= 0, got nan"),
-        ("search:policy=nowhere.pt,z=inf", "search option z must be a finite number"),
+        ("search:policy=nowhere.pt,z=nan", "search option z must be a number >= 0 and finite, got nan"),
+        ("search:policy=nowhere.pt,z=inf", "search option z must be a number >= 0 and finite, got inf"),
         ("search:policy=nowhere.pt,value_scale=nan", "value_scale must be a finite number"),
     ],
 )

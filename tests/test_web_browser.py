@@ -142,6 +142,29 @@ def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, 
     assert made == clicks
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # a mid-game screenshot
     assert page.get_by_text("Saved to games.jsonl").is_visible()
+    # the last hand's scoring is a table: one row per seat with bid, taken, made or missed, points, total
+    scoring = page.locator("#summaries table.scoring").first
+    cells = scoring.locator("tbody tr").nth(seat).locator("th, td").all_inner_texts()
+    assert (
+        scoring.locator("tbody tr").count() == len(totals)
+        and cells[0].endswith("(you)")
+        and int(cells[-1]) == totals[seat]
+    )
+    assert cells[3] in ("made", "missed", "-") or cells[3].startswith("made ")
+    panel = tmp_path / "scoring.png"
+    page.locator("section[aria-label=Scoring]").screenshot(path=str(panel))
+    assert panel.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("BOBSHAT_SHOTS"):  # keep them to look at (docs/ takes only good ones)
+        game = link.split("&")[0].split("=")[1]
+        for png in (shot, panel):
+            shutil.copy(png, os.path.join(os.environ["BOBSHAT_SHOTS"], f"{game}_{png.name}"))
+    assert page.locator("#table .seat-cards .back").count() == 0  # every hand played out: no card back for 0 cards
+    if "players=7" in link:  # 7 seats sit around the table: yours below the trick, the far ones above it
+        trick = page.locator("#table .seats.ring-7 .centre").bounding_box()
+        mine = page.locator(f"#table section.seat[data-seat='{seat}']").bounding_box()
+        far = page.locator("#table section.seat.at-3").bounding_box()
+        assert mine["y"] >= trick["y"] + trick["height"] - 1 and far["y"] + far["height"] <= trick["y"] + 1
+        assert page.locator("#table section.seat.at-1").bounding_box()["x"] < trick["x"]  # the next seat: left
     lines = list(read_jsonl(records / "games.jsonl"))
     assert len(lines) == before + 1
     record = lines[-1][1]
@@ -153,6 +176,12 @@ def test_a_whole_game_played_by_clicks_is_saved_and_replays(browser_page, live, 
         page.get_by_role("button", name=button).click()
     shown = page.locator("section.seat dd.total").all_inner_texts()
     assert [int(t) for t in shown] == record["totals"]
+    # the records page numbers games from 1, as `bobshat replay` does; its link opens that record
+    page.goto(url + "/records")
+    rows = page.locator("section.file", has_text="games.jsonl").locator("tbody tr")
+    first = rows.nth(rows.count() - 1)  # (newest first)
+    assert first.locator("td").first.inner_text() == "1"
+    assert first.get_by_role("link", name="Replay").get_attribute("href").endswith("record=0")
     assert errors == []
 
 

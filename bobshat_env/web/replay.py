@@ -24,7 +24,7 @@ from ..config import ConfigError
 from ..games import make_game
 from ..play import tell_step
 from ..records import read_records, replay_report, replay_steps
-from .session import WebError, deck_faces, plain, table_view, trick_of
+from .session import WebError, deck_faces, plain, scoring_rows, table_view, trick_of
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a records file listed or replayed from the folder; bigger: `bobshat replay`
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
@@ -143,13 +143,17 @@ def frames(record: dict) -> dict[str, Any]:
                 carried = [c + int(x) for c, x in zip(carried, previous.scores[0])]
             hands.append({"entry": step.entry, "number": int(step.after.hand_no[0]) + 1, "frame": len(out)})
             lines = [plain(text.hand_header(step.after, -1))]
-            summary = None
+            summary, scoring = None, None
         else:
             story = tell_step(game, text, step.before, step.action, step.result, step.after, -1)
             if bool(step.result.trick_done[0]):
                 hand, number = int(step.before.hand_no[0]) + 1, int(step.before.tricks_done[0]) + 1
                 last_trick = trick_of(game, step.result, hand, number, story.events[-1])
-            lines, summary = story.events, story.summary or None
+            lines, summary, scoring = story.events, story.summary or None, None
+            if summary:
+                scoring = scoring_rows(game, text, step.before, step.action, summary, -1)
+                for row, before in zip(scoring, carried):
+                    row["total"] += before
             if step.action < game.deck.n_cards:  # the terminal tells cards with their trick; a replay goes card by card
                 seat = int(step.before.cur[0])
                 lines = [f"player_{seat} plays {text.move_name(step.action)}.", *lines]
@@ -162,7 +166,7 @@ def frames(record: dict) -> dict[str, Any]:
         view = table_view(game, text, step.after, names, None, last_trick, dealt=step.before if ended else None)
         for seat, before in zip(view["seats"], carried):
             seat["total"] += before
-        view.update(entry=step.entry, lines=lines, summary=summary)
+        view.update(entry=step.entry, lines=lines, summary=summary, scoring=scoring)
         previous = step.after
         out.append(view)
     head.update(title=game.title, hand_list=hands, frames=out, deck=deck_faces(game, text))

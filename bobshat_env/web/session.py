@@ -132,6 +132,49 @@ def table_view(
     }
 
 
+_VERDICT = re.compile(r"\b(made|missed)\b")
+
+
+def scoring_rows(game: Game, text: Any, snap: Any, action: int, lines: Sequence[str], human: int) -> list[dict]:
+    """A finished hand's scoring as table rows: seat, bid, taken, made or missed, points, total.
+
+    ``snap`` is the state before the hand's last action (the step that
+    ``lines``, the terminal's scoring text, tells). The bids, cards taken,
+    points and totals are the core's; "made or missed" is read from each
+    seat's reasons in ``lines`` (a Bob's Hat seat may make one bid and miss
+    another: ``made 1, missed 1``).
+    """
+    final = snap.copy()  # the hand as it stands after its last trick, not yet redealt (as tell_step does)
+    game.step(final, np.array([action], dtype=np.int64), auto_deal=False)
+    facts = text.table_facts(final, None)
+    P = game.players
+    verdicts: list[list[str]] = [[] for _ in range(P)]
+    p = -1
+    for line in lines[1:]:  # (the first line is the heading) a seat's line, then its reasons indented
+        if not line.startswith(" "):
+            p += 1
+        if 0 <= p < P:
+            verdicts[p] += _VERDICT.findall(line)
+    rows = []
+    for p in range(P):
+        made, missed = verdicts[p].count("made"), verdicts[p].count("missed")
+        result = "made" if made and not missed else "missed" if missed and not made else "-"
+        if made and missed:
+            result = f"made {made}, missed {missed}"
+        rows.append(
+            {
+                "seat": p,
+                "label": _seat_name(p, human),
+                "bid": facts["bids"][p],
+                "taken": facts["taken"][p],
+                "result": result,
+                "points": int(final.last_scores[0, p]),
+                "total": int(final.scores[0, p]),
+            }
+        )
+    return rows
+
+
 def plain(header: str) -> str:
     """A terminal heading without its rule (``=== Hand 1 of 2: ... ===`` -> ``Hand 1 of 2: ...``)."""
     return header.strip("=- ")
@@ -250,7 +293,8 @@ class GameSession:
             self._say("event", story.events)
         if story.summary:
             self._say("summary", story.summary)
-            self.summaries.append({"hand": int(snap.hand_no[0]) + 1, "lines": story.summary})
+            rows = scoring_rows(game, self.text, snap, action, story.summary, self._me)
+            self.summaries.append({"hand": int(snap.hand_no[0]) + 1, "lines": story.summary, "rows": rows})
         if story.header:  # (the last trick stays on show, named by its hand)
             self._say("header", [plain(story.header)])
         if finished:

@@ -99,15 +99,19 @@ export function drawTable(root, view, deck, { title = "" } = {}) {
       el("span", { class: "chip" }, view.done ? "Game over" : `Phase: ${view.phase}`),
     ),
   );
-  const seats = el("div", { class: "seats" });
+  // 5 to 7 players sit around the table (the viewer, or seat 0, at the bottom; the trick in the middle)
+  const n = view.seats.length;
+  const ring = n >= 5 && n <= 7;
+  const bottom = view.seat === null || view.seat === undefined ? 0 : view.seat;
+  const seats = el("div", { class: ring ? `seats ring ring-${n}` : "seats" });
   for (const s of view.seats) {
     const cards = s.cards
       ? el("div", { class: "seat-cards" }, s.cards.length ? s.cards.map((c) => card(c, deck, { small: true })) : "no cards")
-      : el("div", { class: "seat-cards hidden-hand" }, el("span", { class: "back", "aria-hidden": "true" }), plural(s.count, "card"));
+      : el("div", { class: "seat-cards hidden-hand" }, s.count ? el("span", { class: "back", "aria-hidden": "true" }) : null, plural(s.count, "card"));
     seats.append(
       el(
         "section",
-        { class: "seat" + (s.to_act ? " to-act" : ""), "aria-label": s.label, dataset: { seat: s.seat } },
+        { class: "seat" + (s.to_act ? " to-act" : "") + (ring ? ` at-${(s.seat - bottom + n) % n}` : ""), "aria-label": s.label, dataset: { seat: s.seat } },
         el(
           "header",
           {},
@@ -130,6 +134,8 @@ export function drawTable(root, view, deck, { title = "" } = {}) {
   }
   root.append(seats);
   const centre = el("div", { class: "centre" });
+  if (ring) seats.append(centre);
+  else root.append(centre);
   const trick = view.trick;
   centre.append(
     el(
@@ -154,9 +160,37 @@ export function drawTable(root, view, deck, { title = "" } = {}) {
       ),
     );
   }
-  root.append(centre);
 }
 
-export function summaryBlock(title, lines) {
-  return el("section", { class: "summary" }, el("h3", {}, title), el("pre", {}, lines.join("\n")));
+// A hand's scoring: a table (seat, bid, taken, made or missed, points, total) with the reasons folded below it.
+export function summaryBlock(title, lines, rows) {
+  if (!rows) return el("section", { class: "summary" }, el("h3", {}, title), el("pre", {}, lines.join("\n")));
+  const signed = (n) => (n > 0 ? `+${n}` : String(n));
+  return el(
+    "section",
+    { class: "summary" },
+    el(
+      "table",
+      { class: "scoring", "aria-label": title },
+      el("caption", {}, title, el("span", { class: "muted" }, ` \u00b7 ${lines[0].replace(/^-+ Hand scoring \(?|\)? -+$/g, "")}`)),
+      el("thead", {}, el("tr", {}, ["Seat", "Bid", "Taken", "Result", "Points", "Total"].map((h) => el("th", { scope: "col" }, h)))),
+      el(
+        "tbody",
+        {},
+        rows.map((r) =>
+          el(
+            "tr",
+            { dataset: { seat: r.seat }, class: r.result === "made" ? "made" : r.result === "missed" ? "missed" : "" },
+            el("th", { scope: "row" }, r.label),
+            el("td", { class: "bid" }, r.bid === null ? "\u2013" : r.bid),
+            el("td", { class: "taken" }, r.taken),
+            el("td", { class: "outcome" }, r.result),
+            el("td", { class: "points num" }, signed(r.points)),
+            el("td", { class: "total num" }, String(r.total)),
+          ),
+        ),
+      ),
+    ),
+    el("details", {}, el("summary", {}, "Why: bid by bid"), el("pre", {}, lines.slice(1).join("\n"))),
+  );
 }

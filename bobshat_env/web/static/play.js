@@ -135,8 +135,8 @@ function draw() {
     // the latest hand open, the earlier ones folded
     const [latest, ...earlier] = [...view.summaries].reverse();
     summaries.replaceChildren(
-      summaryBlock(`Hand ${latest.hand}`, latest.lines),
-      ...earlier.map((s) => el("details", {}, el("summary", {}, `Hand ${s.hand}`), el("pre", { class: "summary-text" }, s.lines.join("\n")))),
+      summaryBlock(`Hand ${latest.hand}`, latest.lines, latest.rows),
+      ...earlier.map((s) => el("details", {}, el("summary", {}, `Hand ${s.hand}`), summaryBlock(`Hand ${s.hand}`, s.lines, s.rows))),
     );
   }
   const who = view.seat === null ? "Watching bots" : `You are ${view.seats[view.seat].label}`;

@@ -14,7 +14,7 @@ function recordTable(items, link) {
         el(
           "tr",
           { class: r.ok ? "" : "bad" },
-          el("td", {}, String(r.index)),
+          el("td", {}, String(r.index + 1)), // numbered from 1, as `bobshat replay` numbers them
           el("td", {}, r.game ? `${r.game}, ${r.players} players, ${plural(r.hands, "hand")}` : "\u2013"),
           el("td", {}, (r.agents || []).join(", ")),
           el("td", {}, (r.totals || []).join(", ")),

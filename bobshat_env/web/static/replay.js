@@ -9,7 +9,7 @@ let at = 0;
 function lastSummaryUpTo(i) {
   // The latest hand's scoring at or before frame i.
   for (let k = i; k >= 0; k--) {
-    if (data.frames[k].summary) return { lines: data.frames[k].summary, number: data.frames[k].hand.number, now: k === i };
+    if (data.frames[k].summary) return { lines: data.frames[k].summary, rows: data.frames[k].scoring, number: data.frames[k].hand.number, now: k === i };
   }
   return null;
 }
@@ -29,7 +29,7 @@ function show(i) {
   const box = document.getElementById("summary-box");
   const s = lastSummaryUpTo(at);
   box.replaceChildren(
-    s ? summaryBlock(`Hand ${s.number} scoring${s.now ? "" : " (the last hand scored)"}`, s.lines) : el("p", { class: "muted" }, "Each hand's scoring shows at its end."),
+    s ? summaryBlock(`Hand ${s.number} scoring${s.now ? "" : " (the last hand scored)"}`, s.lines, s.rows) : el("p", { class: "muted" }, "Each hand's scoring shows at its end."),
   );
   const h = handOf(at);
   document.getElementById("where").textContent = `Move ${at} of ${data.frames.length - 1} \u00b7 hand entry ${h + 1} of ${data.hand_list.length}`;
