@@ -67,7 +67,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 def test_a_second_run_in_a_folder_in_use_is_refused_and_a_killed_runs_lock_is_released(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [sys.executable, "-m", "bobshat_env.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
-    argv += ["--run-name", "same", "--total-decisions", "1000000000"]
+    argv += ["--run-name", "same", "--total-decisions", "1000000000", "--time-limit-min", "1"]
     first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = tmp_path / "same"
     try:

@@ -72,7 +72,15 @@ Logs and checkpoints
     ``ckpt.pt`` (everything needed to resume) and ``policy.pt`` (the network
     only, for ``ppo:PATH``) are written atomically every
     ``checkpoint_every`` iterations and at the end; ``--resume`` continues
-    from ``ckpt.pt`` with the optimizer, step counters, pool and RNG states.
+    from ``ckpt.pt`` with the optimizer, step counters, pool and RNG states,
+    if it is this run's (:func:`check_same_run`). The run folder is locked
+    while a run uses it (:func:`run_lock`).
+
+Budgets
+    ``total_decisions`` and ``time_limit_min``, whichever ends first. The
+    time limit is this command's wall time (a resumed run gets it again), and
+    :class:`IterationClock` predicts each next iteration so that the run ends
+    within one iteration of the limit, never knowingly past it.
     The format is a dict of tensors read with ``weights_only=True`` (see
     :mod:`agents.ppo_agent`).
 """
@@ -153,7 +161,10 @@ class Args:
     # Rollouts
     total_decisions: int = _arg(50_000_000, "table decisions (all seats) to train for: the global step")
     time_limit_min: float = _arg(
-        0.0, "also stop before this many minutes of training wall time (0: no limit); lr anneals over the first to end"
+        0.0,
+        "also stop before this many minutes of wall time of this command (0: no limit; --resume: that many more "
+        "minutes); the next iteration is predicted and not started if it would end past it; lr anneals over the "
+        "first to end",
     )
     num_envs: int = _arg(1024, "games stepped together (split over the rollout workers when there are any)")
     num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
@@ -169,7 +180,9 @@ class Args:
     ray_address: str = _arg("", "the Ray cluster of the rollout workers: local (start one here), auto, HOST:PORT")
     rollout_worker_gpus: float = _arg(0.0, "GPUs per rollout worker (Ray num_gpus); >0: their inference on CUDA")
     # Optimization
-    hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
+    hidden: list = _arg(
+        [128, 128], "hidden layer sizes of the MLP trunk: 1-64 layers of 1-16,384 units (what checkpoints may hold)"
+    )
     trump_symmetry: bool = _arg(
         False, "the network sees suits relabelled so that trump is the first suit (bobshat_env.core.symmetry)"
     )
