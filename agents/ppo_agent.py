@@ -55,6 +55,9 @@ import hashlib
 import json
 import math
 import os
+import pickle
+import stat
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +78,34 @@ MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit 
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable or made for another game."""
+
+
+# The network shapes a checkpoint may hold: one schema for the trainer (``--hidden``, checked before a run
+# starts) and the loader (a checkpoint's ``hidden``), so that whatever trains also loads. A width of 16,384
+# is 64x the shipped networks'; the weight bound (2**28 trunk weights between hidden layers: 1 GiB in fp32,
+# 3 GiB with Adam's two moments) keeps a typo such as 100000000 from allocating until memory runs out.
+MAX_HIDDEN_LAYERS = 64
+MAX_HIDDEN_WIDTH = 16_384
+MAX_HIDDEN_WEIGHTS = 2**28
+
+
+def hidden_shape_error(hidden: Any) -> str | None:
+    """What is wrong with ``hidden`` (a network's hidden layer sizes) as a network shape, or None if it fits.
+
+    The schema: a list of 1-64 layer sizes, each an integer 1-16,384, with at
+    most 2**28 weights between consecutive hidden layers.
+    """
+    if not isinstance(hidden, (list, tuple)) or not hidden:
+        return f"a list of 1-{MAX_HIDDEN_LAYERS} layer sizes, got {hidden!r:.80}"
+    if len(hidden) > MAX_HIDDEN_LAYERS:
+        return f"at most {MAX_HIDDEN_LAYERS} layers, got {len(hidden)}"
+    bad = [h for h in hidden if not (_is_int(h) and 1 <= h <= MAX_HIDDEN_WIDTH)]
+    if bad:
+        return f"layer sizes 1-{MAX_HIDDEN_WIDTH:,}, got {bad[0]!r:.40}"
+    weights = sum(a * b for a, b in zip(hidden, hidden[1:]))
+    if weights > MAX_HIDDEN_WEIGHTS:
+        return f"at most {MAX_HIDDEN_WEIGHTS:,} weights between hidden layers, got {weights:,}"
+    return None
 
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -313,8 +344,8 @@ _META_FIELDS: dict[str, tuple[Any, str]] = {
     "obs_size": (lambda v: _is_int(v) and 1 <= v <= 1_000_000, "an integer 1-1,000,000"),
     "n_actions": (lambda v: _is_int(v) and 1 <= v <= 100_000, "an integer 1-100,000"),
     "hidden": (
-        lambda v: isinstance(v, list) and len(v) <= 64 and all(_is_int(h) and 1 <= h <= 65_536 for h in v),
-        "a list of layer sizes 1-65,536",
+        lambda v: isinstance(v, list) and hidden_shape_error(v) is None,
+        f"a list of 1-{MAX_HIDDEN_LAYERS} layer sizes 1-{MAX_HIDDEN_WIDTH:,} (see hidden_shape_error)",
     ),
     "symmetry": (lambda v: v is None or isinstance(v, str), "null or a name"),
     "features": (lambda v: v is None or isinstance(v, str), "null or a name"),
@@ -339,19 +370,15 @@ def check_meta(meta: dict[str, Any], path: str | os.PathLike = "checkpoint") -> 
     """Raise CheckpointError naming the file and field if a known metadata field has a wrong type or range."""
     for key, (ok, what) in _META_FIELDS.items():
         if key in meta and not ok(meta[key]):
+            if key == "hidden" and isinstance(meta[key], list):
+                what = str(hidden_shape_error(meta[key]))
             raise CheckpointError(f"{str(path)!r} has corrupt metadata: {key} must be {what}, got {meta[key]!r:.80}")
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """(tensors, meta) of a checkpoint; a clear error if it is missing, not one, or corrupt."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {str(path)!r}")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many types for a bad file (UnpicklingError, IndexError, ...)
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"{str(path)!r} is not a readable bobshat checkpoint: {first}") from err
+    blob = _read_blob(path)
     tensors_only = isinstance(blob, dict) and all(isinstance(v, torch.Tensor) for v in blob.values())
     if not tensors_only or META_KEY not in blob:
         raise CheckpointError(f"{str(path)!r} is not a bobshat checkpoint (no {META_KEY!r} metadata tensor)")
@@ -374,7 +401,68 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], d
                 "(the file was changed or damaged after it was saved)"
             )
     check_meta(meta, path)
+    for key in sorted(blob):  # NaN weights would play as "illegal action 0" far from here: name them now
+        t = blob[key]
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise CheckpointError(f"{str(path)!r} is corrupt: tensor {key} holds NaN or infinite values")
     return blob, meta
+
+
+UNREADABLE = "is not a readable bobshat checkpoint"
+ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive; bobshat never wrote another format
+
+
+def _read_blob(path: Path) -> Any:
+    """``torch.load(path, weights_only=True)`` of a file checked first to be a torch zip archive.
+
+    Every failure is a :class:`CheckpointError` of one line naming the file
+    and what is wrong (missing, a folder or a device, empty, not a zip
+    archive, truncated, damaged, or holding objects other than tensors):
+    never torch's own text, which suggests ``weights_only=False`` (that would
+    run code from the file), nor a bare ``EOFError`` or ``[Errno 22]``.
+    """
+    where = repr(str(path))
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no checkpoint at {where}") from None
+    except OSError as err:
+        raise CheckpointError(f"{where} cannot be read: {err.strerror or err}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise CheckpointError(f"{where} is a folder, not a checkpoint file")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end
+        raise CheckpointError(f"{where} is not a regular file (a device, pipe or socket), not a checkpoint")
+    if st.st_size == 0:
+        raise CheckpointError(f"{where} {UNREADABLE}: the file is empty (0 bytes)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as err:
+        raise CheckpointError(f"{where} cannot be read: {err.strerror or err}") from None
+    if head != ZIP_MAGIC:
+        raise CheckpointError(f"{where} {UNREADABLE}: not a torch zip archive (a bobshat checkpoint is one)")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:  # weights_only refused an object: never retried without it
+        raise CheckpointError(
+            f"{where} {UNREADABLE}: it holds objects other than tensors (not loaded: they could run code)"
+        ) from err
+    except Exception as err:  # torch raises many types for a damaged file (RuntimeError, OSError, EOFError, ...)
+        raise CheckpointError(f"{where} {UNREADABLE}: {_zip_damage(path, st.st_size)}") from err
+
+
+def _zip_damage(path: Path, size: int) -> str:
+    """Why a torch zip archive failed to load, in words: truncated, or which member is damaged."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+    except zipfile.BadZipFile:
+        return f"truncated or damaged ({size:,} bytes; its zip archive has no complete directory)"
+    except Exception:  # a member whose local header is garbled (zipfile raises UnicodeDecodeError, ...)
+        return "damaged (a member of its zip archive has a garbled header)"
+    if bad is not None:
+        return f"damaged (member {bad} fails its CRC check)"
+    return "damaged (its zip archive is intact, but its contents are not a torch save)"
 
 
 def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:

@@ -536,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--time-limit-min",
         type=float_range(0.0, 1e6),
         default=None,
-        help="minutes of training (default: the preset's; 0: no limit)",
+        help="minutes of training in this command, --resume too (default: the preset's; 0: no limit)",
     )
     p.add_argument(
         "--init",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
+
 from train.progress import ProgressBar
 
 
@@ -40,3 +42,50 @@ def test_a_log_gets_a_line_per_quarter_and_a_terminal_one_line_redrawn():
     bar.update(10)
     bar.close()
     assert quiet.getvalue() == "" and bar.done == 10
+
+
+class _Clock:
+    """A stand-in for time.perf_counter that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_eta_honours_a_time_limit_and_says_the_run_is_time_capped(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr("train.progress.time.perf_counter", clock)
+    log = io.StringIO()
+    # 4 minutes for 10^9 decisions at 1,000/s: the decisions would take 11.6 days, the cap ends it in 4 minutes
+    bar = ProgressBar(10**9, "decisions", stream=log, time_limit_s=240.0, t0=clock.now)
+    clock.now += 60.0
+    bar.update(60_000)
+    line = bar.line(clock.now)
+    assert "1,000/s ETA 00:03:00 (time-capped at 4 min)" in line, line
+    # without a limit, or one that ends later than the decisions, the ETA is the decisions' and not capped
+    free = ProgressBar(120_000, "decisions", stream=io.StringIO(), time_limit_s=3600.0, t0=clock.now - 60.0)
+    free.update(60_000)
+    assert free.line(clock.now).endswith("1,000/s ETA 00:01:00")
+    long = ProgressBar(10**9, stream=io.StringIO(), t0=clock.now - 60.0)
+    long.update(60_000)
+    assert "ETA 277:45:40" in long.line(clock.now)  # past a day: hours, not a time of day that wraps
+
+
+def test_a_log_gets_lines_in_the_first_seconds_then_every_log_every_s(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr("train.progress.time.perf_counter", clock)
+    log = io.StringIO()
+    bar = ProgressBar(10**9, "decisions", stream=log, log_every_s=30.0)
+    bar.status("compiling")
+    written = []
+    for _ in range(120):  # two minutes, one update a second, far below a quarter
+        clock.now += 1.0
+        bar.update(1_000)
+        written.append(len(log.getvalue().splitlines()))
+    lines = log.getvalue().splitlines()
+    assert lines[0].endswith("| compiling") and "0/1,000,000,000 decisions" in lines[0]
+    assert written[1] == 2 and "compiling" in lines[1]  # after 2 s a line, still saying what the run does
+    gaps = np.diff([i for i in range(1, len(written)) if written[i] > written[i - 1]])
+    assert list(gaps[:3]) == [4, 8, 16] and set(gaps[3:]) == {30}  # 2, 4, 8, 16 s, then every 30 s

@@ -72,7 +72,15 @@ Logs and checkpoints
     ``ckpt.pt`` (everything needed to resume) and ``policy.pt`` (the network
     only, for ``ppo:PATH``) are written atomically every
     ``checkpoint_every`` iterations and at the end; ``--resume`` continues
-    from ``ckpt.pt`` with the optimizer, step counters, pool and RNG states.
+    from ``ckpt.pt`` with the optimizer, step counters, pool and RNG states,
+    if it is this run's (:func:`check_same_run`). The run folder is locked
+    while a run uses it (:func:`run_lock`).
+
+Budgets
+    ``total_decisions`` and ``time_limit_min``, whichever ends first. The
+    time limit is this command's wall time (a resumed run gets it again), and
+    :class:`IterationClock` predicts each next iteration so that the run ends
+    within one iteration of the limit, never knowingly past it.
     The format is a dict of tensors read with ``weights_only=True`` (see
     :mod:`agents.ppo_agent`).
 """
@@ -81,12 +89,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import fcntl
 import json
 import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -104,6 +114,7 @@ from agents.ppo_agent import (
     CheckpointError,
     PolicyNet,
     PPOAgent,
+    hidden_shape_error,
     load_checkpoint,
     load_policy,
     masked_logits,
@@ -150,7 +161,10 @@ class Args:
     # Rollouts
     total_decisions: int = _arg(50_000_000, "table decisions (all seats) to train for: the global step")
     time_limit_min: float = _arg(
-        0.0, "also stop before this many minutes of training wall time (0: no limit); lr anneals over the first to end"
+        0.0,
+        "also stop before this many minutes of wall time of this command (0: no limit; --resume: that many more "
+        "minutes); the next iteration is predicted and not started if it would end past it; lr anneals over the "
+        "first to end",
     )
     num_envs: int = _arg(1024, "games stepped together (split over the rollout workers when there are any)")
     num_steps: int = _arg(0, "env steps per rollout; 0: one whole game (see rollout_length)")
@@ -166,7 +180,9 @@ class Args:
     ray_address: str = _arg("", "the Ray cluster of the rollout workers: local (start one here), auto, HOST:PORT")
     rollout_worker_gpus: float = _arg(0.0, "GPUs per rollout worker (Ray num_gpus); >0: their inference on CUDA")
     # Optimization
-    hidden: list = _arg([128, 128], "hidden layer sizes of the MLP trunk")
+    hidden: list = _arg(
+        [128, 128], "hidden layer sizes of the MLP trunk: 1-64 layers of 1-16,384 units (what checkpoints may hold)"
+    )
     trump_symmetry: bool = _arg(
         False, "the network sees suits relabelled so that trump is the first suit (bobshat_env.core.symmetry)"
     )
@@ -205,8 +221,9 @@ class Args:
 
 
 TRAIN_FOR = ("hand", "game")
-# must match when resuming
-STRUCTURAL = ("game", "players", "game_options", "hidden", "trump_symmetry", "trick_features")
+# what a run is: must match when resuming (the game, the network's shape and input stages, the seed that
+# draws its deals); the budgets, rewards, evaluation, logging, devices and optimizer settings may change
+STRUCTURAL = ("game", "players", "game_options", "hidden", "trump_symmetry", "trick_features", "seed")
 
 
 # --------------------------------------------------------------------------
@@ -222,9 +239,25 @@ def _yaml_error(where: str, err: yaml.YAMLError) -> ValueError:
     return ValueError(f"{where}: not valid YAML{at}: {what}")
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing aliases (``*name``): a config has no use for them, and a few nested ones
+    (a "billion laughs") make a 1 KB file expand to billions of entries when the settings are copied."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config", mark)
+        return super().compose_node(parent, index)
+
+
+def safe_yaml(text: str) -> Any:
+    """``yaml.safe_load`` without aliases (:class:`_NoAliasLoader`); a yaml.YAMLError for bad text."""
+    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _load_yaml_value(name: str, text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return safe_yaml(text)
     except yaml.YAMLError as err:
         raise _yaml_error(f"--{name.replace('_', '-')} {text!r}", err) from None
 
@@ -288,7 +321,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
         if not path.is_file():
             raise FileNotFoundError(f"no config file {config!r}")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = safe_yaml(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as err:
             raise _yaml_error(config, err) from None
         except UnicodeDecodeError as err:
@@ -326,8 +359,11 @@ def check_args(args: Args) -> None:
         raise ValueError(f"total_decisions must be >= 0, got {args.total_decisions}")
     if args.time_limit_min < 0:
         raise ValueError(f"time_limit_min must be >= 0 (0: no limit), got {args.time_limit_min}")
-    if not args.hidden or not all(isinstance(h, int) and h > 0 for h in args.hidden):
-        raise ValueError(f"hidden must be a list of positive layer sizes, got {args.hidden!r}")
+    shape_error = hidden_shape_error(args.hidden)  # the loader's schema: what trains must load
+    if shape_error:
+        raise ValueError(f"hidden must be {shape_error}")
+    _check_agent_names("heuristics", args.heuristics)
+    _check_agent_names("eval_opponents", args.eval_opponents)
     if not 0.0 <= args.opponent_weight <= 1.0:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
@@ -352,6 +388,19 @@ def check_args(args: Args) -> None:
             raise ValueError(f"{f.name} must be {want}, got {value:,}")
 
 
+def _check_agent_names(name: str, specs: Any) -> None:
+    """Each of ``specs`` names a registered agent (``NAME`` or ``NAME:options``; composites pass here and are
+    checked when built); a typo is an error listing the known names, not a bot silently left out."""
+    if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs):
+        raise ValueError(f"{name} must be a list of agent names, got {specs!r:.80}")
+    known = available()
+    for spec in specs:
+        if spec.startswith(("bid=", "play=")):
+            continue
+        if spec.partition(":")[0].strip() not in known:
+            raise ValueError(f"{name}: unknown agent {spec!r}; known agents: {', '.join(known)}")
+
+
 # Ranges (inclusive; None: open) of the numeric fields the checks above leave open. Seeds are 64-bit
 # keys (numpy refuses negative ones with a message that names no field); num_envs and eval_deals are
 # capped like the command line's --batch-size and --deals, so a typo cannot allocate until memory runs out.
@@ -362,13 +411,19 @@ _RANGES: dict[str, tuple[Any, Any]] = {
     "num_steps": (0, 100_000),
     "gamma": (0.0, 1.0),
     "gae_lambda": (0.0, 1.0),
-    "learning_rate": (0.0, None),
-    "clip_coef": (0.0, None),
-    "ent_coef": (0.0, None),
-    "vf_coef": (0.0, None),
-    "max_grad_norm": (0.0, None),
-    "target_kl": (0.0, None),
-    "pfsp_power": (0.0, None),
+    # upper bounds far above any useful value, below where float32 arithmetic overflows (a learning rate of
+    # 1e300 was a RuntimeError from Adam; a PFSP power of 1e300 makes every weight 0 and the draw NaN)
+    "learning_rate": (0.0, 10.0),
+    "reward_scale": (0.0, 1e6),
+    "clip_coef": (0.0, 1e6),
+    "ent_coef": (0.0, 1e6),
+    "vf_coef": (0.0, 1e6),
+    "max_grad_norm": (0.0, 1e12),
+    "target_kl": (0.0, 1e6),
+    "pfsp_power": (0.0, 100.0),
+    "time_limit_min": (0.0, 1e6),
+    "exploiter_decisions": (0, 10**15),
+    "total_decisions": (0, 10**15),
     "heuristic_floor": (0.0, 1.0),
     "max_snapshots": (0, 10_000),
     "eval_every": (-1, None),
@@ -397,6 +452,54 @@ def check_run_dir(run_dir: Path, create: bool = True) -> None:
         raise ValueError(f"cannot make the run folder {run_dir}: {err.strerror or err}") from None
     for name in RUN_FILES:
         check_writable(run_dir / name, "run folder")
+
+
+LOCK_FILE = ".lock"  # in the run folder: locked (flock) while a run uses the folder
+_HELD: dict[str, list[int]] = {}  # run folders this process holds: path -> [fd, depth]
+
+
+@contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold the run folder for one run: an exclusive ``flock`` on ``RUN/.lock`` until the block ends.
+
+    Two runs with the same name started together both found no ``ckpt.pt`` and
+    then overwrote each other's checkpoints and mixed their TensorBoard logs;
+    the second now gets a one-line error (exit 2) and changes nothing. The lock
+    belongs to the open file, so the system releases it when a run dies,
+    however it dies: there is no stale lock to clear. Re-entrant within a
+    process (``exploit`` holds it around :func:`train`, which takes it too). A
+    folder that does not exist (``--resume`` of a missing run, refused later)
+    is not made.
+    """
+    key = str(run_dir.resolve())
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    if not run_dir.is_dir():
+        yield
+        return
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise ValueError(f"cannot lock the run folder {run_dir}: {err.strerror or err}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ValueError(
+            f"the run folder {run_dir} is in use by another run (bobshat train or exploit): "
+            "wait for it to end, or choose another --run-name"
+        ) from None
+    _HELD[key] = [fd, 1]
+    try:
+        yield
+    finally:
+        del _HELD[key]
+        os.close(fd)  # releases the lock
 
 
 def default_run_name(args: Args) -> str:
@@ -439,6 +542,33 @@ def save_training_state(
     save_checkpoint(path, tensors, meta)
 
 
+def check_same_run(path: Path, meta: dict[str, Any], args: Args, game: Any) -> None:
+    """Refuse (CheckpointError naming the field) to resume ``args``' run from a checkpoint of another run.
+
+    What a run is (:data:`STRUCTURAL`: the game, its options, the network, the seed) must
+    match, and so must the run's name (a ``ckpt.pt`` copied from another run's folder)."""
+    saved = meta.get("args", {})
+    defaults = Args()
+    for key in STRUCTURAL:
+        was = saved.get(key, getattr(defaults, key))  # a field added since the run started: its default
+        if was != getattr(args, key):
+            raise CheckpointError(
+                f"cannot resume {str(path)!r}: it was trained with {key}={was!r}, "
+                f"this run asks for {key}={getattr(args, key)!r}"
+            )
+    name = default_run_name(args)
+    if meta.get("run_name", name) != name:  # its folder's file copied here, or --run-name pointed at another run
+        raise CheckpointError(
+            f"cannot resume {str(path)!r}: it is the checkpoint of run {meta['run_name']!r}, not of run {name!r}"
+        )
+    obs_size, n_actions = game.obs_size(), game.n_actions
+    if meta.get("obs_size") != obs_size or meta.get("n_actions") != n_actions or meta.get("game") != game.name:
+        raise CheckpointError(
+            f"cannot resume {str(path)!r}: trained for {meta.get('game')} (obs size {meta.get('obs_size')}, "
+            f"{meta.get('n_actions')} actions), this run is {game.name} (obs size {obs_size}, {n_actions} actions)"
+        )
+
+
 def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optimizer: Any, pool: Any) -> dict:
     """Restore what :func:`save_training_state` wrote; returns the progress counters and RNG state.
 
@@ -453,20 +583,7 @@ def load_training_state(path: Path, args: Args, game: Any, net: nn.Module, optim
     missing = [k for k in need if k not in meta] + [k for k in ("rng.torch",) if k not in tensors]
     if missing:
         raise CheckpointError(f"cannot resume {str(path)!r}: it lacks {', '.join(missing)}")
-    saved = meta["args"]
-    defaults = Args()
-    for key in STRUCTURAL:
-        was = saved.get(key, getattr(defaults, key))  # a field added since the run started: its default
-        if was != getattr(args, key):
-            raise CheckpointError(
-                f"cannot resume {str(path)!r}: it was trained with {key}={was!r}, "
-                f"this run asks for {key}={getattr(args, key)!r}"
-            )
-    if meta["obs_size"] != net.obs_size or meta["n_actions"] != net.n_actions or meta["game"] != game.name:
-        raise CheckpointError(
-            f"cannot resume {str(path)!r}: trained for {meta['game']} (obs size {meta['obs_size']}, "
-            f"{meta['n_actions']} actions), this run is {game.name} (obs size {net.obs_size}, {net.n_actions} actions)"
-        )
+    check_same_run(path, meta, args, game)
 
     def restore(part: str, step: Any) -> None:
         try:
@@ -686,6 +803,7 @@ class RolloutCollector:
         self.hand_no = env.hand_number
         self.ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
         self.n = 0
+        self.on_step: Callable[[int, int], None] | None = None  # called after each env step with (step, T)
 
     def collect_rollout(self) -> Rollout:
         """``T`` env steps, then the bootstrap values and GAE: one :class:`Rollout`."""
@@ -703,6 +821,8 @@ class RolloutCollector:
             self._learner_acts(np.nonzero(mine)[0], actions)
             self._opponents_act(np.nonzero(~mine)[0], actions)
             self._advance(actions)
+            if self.on_step is not None:
+                self.on_step(step + 1, T)
         self.step_start[T] = n = self.n
         adv = interleaved_gae(
             self.rew_buf[:n],
@@ -1085,23 +1205,58 @@ def train(
     (:mod:`train.exploit`): ``opponents(game)`` builds the pool instead of the one ``args``
     describe (a resumed run loads its saved state into it), and ``evaluate(net, counters)``
     returns more scalars to log whenever an evaluation is due.
+
+    Everything that can be refused is refused before the run folder is touched; the folder is then
+    locked (:func:`run_lock`) for the rest of the run, so a second run with the same name is refused.
+
+    Budgets: the run stops at ``total_decisions`` or before ``time_limit_min`` minutes of *this
+    invocation* (a resumed run gets the whole limit again), whichever comes first. Before each
+    iteration the next one's time is predicted (its rollout at the steady rate of the last one's later
+    steps, the update, and an evaluation and a checkpoint as the last iteration makes them), and no
+    iteration is started that would end past the limit; the first always runs, so that there is a
+    checkpoint. The learning rate anneals linearly to 0 over whichever budget runs out first, from
+    where the decision schedule had it when this invocation started.
     """
+    t_start = time.perf_counter()
     check_args(args)
-    run_name = default_run_name(args)
-    run_dir = Path(args.runs_dir) / run_name
-    ckpt_path = run_dir / "ckpt.pt"
-    if args.torch_threads > 0:
-        torch.set_num_threads(args.torch_threads)
-    torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
+    run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
         from train.distributed import preflight  # noqa: PLC0415 - imports Ray, only for rollout workers
 
         preflight(args.ray_address or "local", args.rollout_workers, f"{args.rollout_workers} rollout worker(s)")
     init = initial_weights(args, game)  # init_from: read and checked before the run folder exists
+    if args.resume:  # another run's checkpoint: refused before the folder is locked or written to
+        _, meta = load_checkpoint(run_dir / "ckpt.pt")
+        if "optim_param_groups" in meta:  # a policy only: load_training_state says so
+            check_same_run(run_dir / "ckpt.pt", meta, args, game)
     check_run_dir(run_dir, create=not args.resume)
+    with run_lock(run_dir):
+        return _train_locked(args, game, init, t_start, opponents, evaluate)
+
+
+def _train_locked(
+    args: Args,
+    game: Any,
+    init: dict[str, torch.Tensor] | None,
+    t_start: float,
+    opponents: Callable[[Any], OpponentPool] | None,
+    evaluate: Callable[[PolicyNet, Counters], dict[str, float]] | None,
+) -> dict[str, Any]:
+    """:func:`train` once its arguments are checked and its run folder is locked."""
+    run_name = default_run_name(args)
+    run_dir = Path(args.runs_dir) / run_name
+    ckpt_path = run_dir / "ckpt.pt"
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
     remove_stale_temporaries(run_dir)  # checkpoint writes of a run killed part-way
+    limit_s = 60.0 * args.time_limit_min
+    progress = ProgressBar(args.total_decisions, "decisions", enabled=args.progress, time_limit_s=limit_s, t0=t_start)
+    progress.status("setting up: the network, its optimizer, the opponents" + (", the checkpoint" * args.resume))
     gen, net, optimizer, pool, counters = _set_up(args, game, ckpt_path, opponents, init)
+    progress.restart_at(counters.global_step)
+    progress.status("preparing the game kernels (compiled on their first use: up to a minute)")
     if args.rollout_workers:  # Ray actors play the rollouts (train/rollout_workers.py); only then is Ray imported
         from train.rollout_workers import RolloutWorkers  # noqa: PLC0415
 
@@ -1115,32 +1270,34 @@ def train(
         table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
         writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
 
-    progress = ProgressBar(args.total_decisions, "decisions", done=counters.global_step, enabled=args.progress)
-    t_start = time.perf_counter()
-    step_at_start, elapsed_before = counters.global_step, counters.elapsed_s
+    step_at_start, elapsed_before, step_it = counters.global_step, counters.elapsed_s, counters.iteration
     stats: dict[str, Any] = {}
-    last_iter_s = 0.0
-
-    def budget_used() -> float:
-        """Share of the run's budget spent: decisions, or wall time (with the next iteration) if that is further."""
-        used = counters.global_step / args.total_decisions if args.total_decisions else 1.0
-        if args.time_limit_min > 0:
-            spent = elapsed_before + time.perf_counter() - t_start + last_iter_s
-            used = max(used, spent / (60.0 * args.time_limit_min))
-        return used
+    clock = IterationClock(limit_s, t_start)
+    # the decision schedule's learning rate where this invocation starts, annealed to 0 over what is left
+    dec_left = args.total_decisions - step_at_start
+    lr_begin = args.learning_rate * (dec_left / args.total_decisions if args.total_decisions else 0.0)
+    per_step = isinstance(collector, RolloutCollector)  # in-process: progress and timing at every env step
+    if per_step:
+        collector.on_step = clock.step_hook(progress, args.num_envs)
+    if counters.global_step < args.total_decisions:
+        what = f"{args.num_envs * collector.T:,} decisions" if per_step else f"{args.num_envs:,} games"
+        progress.status(f"collecting the first rollout ({what})")
 
     try:
-        while budget_used() < 1.0:
+        last = counters.global_step >= args.total_decisions
+        while not last:
             counters.iteration += 1
             it = counters.iteration
             if args.anneal_lr:
-                optimizer.param_groups[0]["lr"] = args.learning_rate * max(1.0 - budget_used(), 0.0)
-            t_iter = time.perf_counter()
+                done = (counters.global_step - step_at_start) / dec_left if dec_left > 0 else 1.0
+                optimizer.param_groups[0]["lr"] = lr_begin * max(1.0 - max(done, clock.time_used()), 0.0)
+            clock.start_iteration()
 
             batch = collector.collect_rollout()
             counters.global_step += batch.env_steps
             counters.learner_decisions += batch.n
             counters.games += batch.games
+            clock.rollout_done(batch.seconds)
 
             t_update = time.perf_counter()
             losses = ppo_update(net, optimizer, batch, args)
@@ -1149,17 +1306,27 @@ def train(
             seconds = time.perf_counter() - t_start
             timing = {"lr": optimizer.param_groups[0]["lr"], "update": t_update}
             timing.update(seconds=seconds, steps=counters.global_step - step_at_start)
-            last_iter_s = time.perf_counter() - t_iter
-            last = budget_used() >= 1.0
-            due = args.eval_every >= 0 and (last or (args.eval_every and it % args.eval_every == 0))
+            eval_now = args.eval_every > 0 and it % args.eval_every == 0
+            save_now = it % args.checkpoint_every == 0
+            # with a time limit, the first iteration evaluates too: the last one's evaluation is then predicted
+            first = limit_s > 0 and args.eval_every >= 0 and it == step_it + 1
+            clock.predict_next()
+            rest = clock.eval_s * (eval_now or first) + clock.ckpt_s * save_now
+            last = counters.global_step >= args.total_decisions or clock.passes_limit(rest)
+            due = args.eval_every >= 0 and (last or first or eval_now)
+            t_eval = time.perf_counter()
             stats = evaluate_and_log(writer, args, game, net, pool, batch, losses, counters, timing, due)
             if args.rollout_workers:  # per-worker throughput, waiting on workers vs learning, bytes moved, restarts
                 collector.log(writer, counters.global_step, t_update)
             for key, value in (evaluate(net, counters) if due and evaluate is not None else {}).items():
                 stats[key] = value
                 writer.add_scalar(key, value, counters.global_step)
+            if due:
+                clock.evaluated(time.perf_counter() - t_eval)
+            if first and not last:  # the evaluation's time is known now: if the next would not fit, stop here
+                last = clock.passes_limit(clock.ckpt_s * save_now)
             ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
-            progress.update(batch.env_steps, f"it {it} ret {ret:+.2f}")
+            progress.update(0 if per_step else batch.env_steps, f"it {it} ret {ret:+.2f}")
 
             if args.snapshot_every and it % args.snapshot_every == 0:
                 evicted = pool.add_snapshot(net, counters.global_step)
@@ -1174,6 +1341,7 @@ def train(
                 if evicted is not None:
                     collector.replace_evicted(evicted)
             if last or it % args.checkpoint_every == 0:
+                t_ckpt = time.perf_counter()
                 counters.elapsed_s = elapsed_before + time.perf_counter() - t_start
                 try:
                     checkpoint(ckpt_path, args, game, net, optimizer, pool, counters, gen, run_name)
@@ -1181,6 +1349,7 @@ def train(
                     progress.close()
                     writer.close()
                     raise ValueError(f"cannot save the checkpoint {ckpt_path}: {err.strerror or err}") from None
+                clock.checkpointed(time.perf_counter() - t_ckpt)
     finally:
         if args.rollout_workers:
             collector.close()  # the actors, and a Ray this run started
@@ -1188,7 +1357,75 @@ def train(
     writer.close()
     summary = {"run_dir": str(run_dir), "global_step": counters.global_step, "iteration": counters.iteration}
     summary.update(learner_decisions=counters.learner_decisions, seconds=time.perf_counter() - t_start)
+    summary["decisions_this_run"] = counters.global_step - step_at_start
     return summary | stats
+
+
+class IterationClock:
+    """The time limit of one invocation of :func:`train`: how much is used, and whether the next iteration fits.
+
+    The next iteration is predicted as the last one's rollout at its steady rate (the rollout's time
+    after its first env step, scaled to all its steps: the first step of a run pays for compiling and
+    warming up, and would otherwise make the estimate after the first iteration far too long), its
+    update and bookkeeping as measured, plus the last evaluation's and checkpoint's times (the last
+    iteration always makes both).
+    """
+
+    def __init__(self, limit_s: float, t_start: float) -> None:
+        self.limit_s, self.t_start = limit_s, t_start
+        self.eval_s = self.ckpt_s = 0.0  # the last evaluation's and checkpoint's seconds
+        self._it_start = self._first_step_end = self._rollout_s = self._rollout_end = 0.0
+        self._steps = 0
+        self.iteration_s = 0.0  # the predicted time of the next iteration (without evaluation and checkpoint)
+
+    def spent(self) -> float:
+        """Seconds since this invocation started."""
+        return time.perf_counter() - self.t_start
+
+    def time_used(self) -> float:
+        """Share of the time limit spent (0 without a limit)."""
+        return min(self.spent() / self.limit_s, 1.0) if self.limit_s > 0 else 0.0
+
+    def step_hook(self, progress: ProgressBar, num_envs: int) -> Callable[[int, int], None]:
+        """The collector's per-step callback: advances ``progress`` and times the rollout's first step."""
+
+        def on_step(step: int, steps: int) -> None:
+            if step == 1:
+                self._first_step_end = time.perf_counter()
+            self._steps = steps
+            progress.update(num_envs)
+
+        return on_step
+
+    def start_iteration(self) -> None:
+        self._it_start = time.perf_counter()
+        self._first_step_end, self._steps = 0.0, 0
+
+    def rollout_done(self, seconds: float) -> None:
+        """The rollout took ``seconds``; its steady-rate estimate is kept for the prediction."""
+        now = time.perf_counter()
+        self._rollout_s = seconds
+        if self._steps > 1 and self._first_step_end > self._it_start:
+            later = now - self._first_step_end  # steps 2..T (and the GAE)
+            self._rollout_s = min(seconds, later * self._steps / (self._steps - 1))
+        self._rollout_end = now
+
+    def evaluated(self, seconds: float) -> None:
+        self.eval_s = seconds
+
+    def checkpointed(self, seconds: float) -> None:
+        self.ckpt_s = seconds
+
+    def predict_next(self) -> None:
+        """Predict the next iteration (without evaluation and checkpoint); called after this one's update."""
+        self.iteration_s = self._rollout_s + (time.perf_counter() - self._rollout_end)  # + update and logging
+
+    def passes_limit(self, rest_of_this: float) -> bool:
+        """Whether one more iteration would end past the limit, when this one still takes ``rest_of_this``
+        seconds (its evaluation, its checkpoint): the next one, if it is the last, evaluates and saves."""
+        if self.limit_s <= 0:
+            return False
+        return self.spent() + rest_of_this + self.iteration_s + self.eval_s + self.ckpt_s > self.limit_s
 
 
 PLOT_TAGS = (
@@ -1240,6 +1477,13 @@ def main(argv: list[str] | None = None) -> int:
     """``bobshat train``: parse, train, print a summary; returns the exit code."""
     args = parse_args(argv)
     out = train(args)
+    done, secs = out["decisions_this_run"], out["seconds"]
+    why = "the time limit" if done and out["global_step"] < args.total_decisions else "total_decisions"
+    print(
+        f"trained {done:,} table decisions in {secs:,.1f} s ({done / max(secs, 1e-9):,.0f}/s; "
+        f"stopped by {why}), {out['global_step']:,} in all: {out['run_dir']}",
+        file=sys.stderr,
+    )
     keys = ("global_step", "learner_decisions", "seconds", "charts/SPS", "losses/value_loss", "losses/entropy")
     print(json.dumps({k: out[k] for k in keys if k in out} | {"run_dir": out["run_dir"]}))
     return 0
