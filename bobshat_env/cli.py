@@ -33,6 +33,7 @@ MAX_GAMES = 10_000_000
 MAX_DEALS = 100_000
 MAX_BATCH = 65_536  # games stepped together; the benchmarks top out at 16,384 (no gain past 4,096)
 MAX_WORKERS = 64
+MAX_WORLDS = 1024  # bids: sampled worlds (and playouts per world) of each decision; 8 by default
 MAX_SEED = 2**63 - 1  # game keys are 64-bit: larger seeds would repeat smaller ones' deals
 _INT = re.compile(r"[+-]?[0-9][0-9_]*")  # ASCII digits only: int() also reads '١٤' and ' 14 '
 
@@ -434,13 +435,28 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--suite", default=None, help="a versioned benchmark, v1 (fixes the games, deals, seed, ...)")
     p.add_argument(
-        "--deals", type=int, default=None, help="games per bidder, the bidder in seat game %% P (default 100)"
+        "--deals",
+        type=int_range(1, MAX_DEALS),
+        default=None,
+        help=f"games per bidder, the bidder in seat game %% P (default 100, at most {MAX_DEALS:,})",
     )
-    p.add_argument("--seed", type=int, default=None, help="seed of the deals, agents and worlds (default 0)")
-    p.add_argument("--worlds", type=int, default=None, help="K deals of the information-set oracle (default 8)")
-    p.add_argument("--playouts", type=int, default=None, help="playouts per world with a sampling play policy (8)")
-    p.add_argument("--batch-size", type=int, default=None, help="games per chunk (default 16)")
-    p.add_argument("--workers", type=int, default=1, help="processes to spread the chunks over (same results)")
+    p.add_argument("--seed", type=SEED, default=None, help="seed of the deals, agents and worlds (default 0)")
+    p.add_argument(
+        "--worlds",
+        type=int_range(1, MAX_WORLDS),
+        default=None,
+        help=f"K deals of the information-set oracle (default 8, at most {MAX_WORLDS:,})",
+    )
+    p.add_argument(
+        "--playouts",
+        type=int_range(1, MAX_WORLDS),
+        default=None,
+        help=f"playouts per world with a sampling play policy (default 8, at most {MAX_WORLDS:,})",
+    )
+    p.add_argument("--batch-size", type=BATCH, default=None, help="games per chunk (default 16)")
+    p.add_argument(
+        "--workers", type=int_range(1, MAX_WORKERS), default=1, help="processes for the chunks (same numbers)"
+    )
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
     p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

@@ -3,11 +3,15 @@ and see what of its process tree is still alive (read from /proc, so Linux only)
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,34 +80,51 @@ def workers_of(pid: int) -> set[int]:
     return found
 
 
-def pool_ready(pid: int, workers: int) -> bool:
+def pool_ready(pid: int, workers: int, how: str) -> bool:
     """The readiness the tests wait for, read from the outside instead of guessed with a sleep.
 
-    The parent catches SIGTERM (the pool's handler: set only while the pool
-    runs) and SIGINT (Python's KeyboardInterrupt, not the ignore of the
-    workers' start), and ``workers`` workers run, each ignoring SIGINT.
+    ``workers`` worker processes run. For a Ctrl-C, also: each worker ignores
+    SIGINT, and the parent takes it as KeyboardInterrupt (Python's handler,
+    not the ignore of the workers' start nor one inherited).
     """
-    ign, cgt = _mask(pid, "SigIgn"), _mask(pid, "SigCgt")
-    if not (has(cgt, signal.SIGTERM) and has(cgt, signal.SIGINT) and not has(ign, signal.SIGINT)):
-        return False
     kids = workers_of(pid)
-    return len(kids) >= workers and all(has(_mask(k, "SigIgn"), signal.SIGINT) for k in kids)
+    if len(kids) < workers:
+        return False
+    if how != "Ctrl-C":
+        return True
+    ign, cgt = _mask(pid, "SigIgn"), _mask(pid, "SigCgt")
+    if not has(cgt, signal.SIGINT) or has(ign, signal.SIGINT):
+        return False
+    return all(has(_mask(k, "SigIgn"), signal.SIGINT) for k in kids)
 
 
-def start(args: list[str], cwd: Path) -> subprocess.Popen:
+def start(args: list[str], cwd: Path, **env_vars: str) -> subprocess.Popen:
     """``bobshat ARGS`` in its own session (so a Ctrl-C to its group reaches it alone, as in a terminal)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
     argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.cli", *args]
     return subprocess.Popen(
         argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
 
 
-def signal_when_ready(proc: subprocess.Popen, how: str, workers: int = 2) -> tuple[int | None, str, set[int]]:
-    """Wait for the pool (:func:`pool_ready`), send ``how`` (SIGTERM, Ctrl-C to the group, SIGKILL), wait for
-    the command to end; returns its status, its stderr and every process it had below it when signalled."""
+def cmdlines(pids: set[int]) -> dict[int, bytes]:
+    """pid -> command line (as the process shows it: Ray's set their own titles) of those still alive."""
+    out = {}
+    for pid in pids:
+        try:
+            out[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            pass
+    return out
+
+
+def signal_when_ready(
+    proc: subprocess.Popen, how: str, workers: int = 2, ready: Callable[[int], bool] | None = None
+) -> tuple[int | None, str, set[int]]:
+    """Wait for the pool (:func:`pool_ready`, or ``ready(pid)``), send ``how`` (SIGTERM, Ctrl-C to the group,
+    SIGKILL), wait for the command to end; returns its status, its stderr and every process it had below it."""
     deadline = time.monotonic() + 240  # start-up: imports and kernel compilation on a loaded machine
-    while not pool_ready(proc.pid, workers):
+    while not (ready(proc.pid) if ready else pool_ready(proc.pid, workers, how)):
         if proc.poll() is not None:
             out, err = proc.communicate()
             raise AssertionError(f"ended before its pool was up ({proc.returncode}): {err.decode()[-2000:]}")
@@ -141,3 +162,24 @@ def kill_all(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def ray_tmpdir() -> Iterator[str]:
+    """A fresh RAY_TMPDIR for Ray started within the block (this process and its children), removed after.
+
+    Short and under /tmp: Ray's socket paths under it must fit in 107 bytes
+    (pytest's tmp_path does not). Each test session's Ray lives in its own,
+    so another Ray on the machine is neither seen nor disturbed.
+    """
+    path = tempfile.mkdtemp(prefix="bst", dir="/tmp")
+    old = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = path
+    try:
+        yield path
+    finally:
+        if old is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = old
+        shutil.rmtree(path, ignore_errors=True)

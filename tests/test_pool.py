@@ -1,0 +1,54 @@
+"""train/pool.py, the worker-pool driver of eval and bids: every chunk's result once, a worker's exception
+re-raised as itself, a dead worker an error (never a hang), and workers gone when it returns or raises."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from procs import HAS_PROC, descendants
+
+from train.pool import WorkerDied, map_chunks
+
+
+def _square(x: int) -> tuple[int, int, int]:
+    return x, x * x, os.getpid()
+
+
+def _fails_on_3(x: int) -> int:
+    if x == 3:
+        raise ValueError("chunk 3 is bad")
+    return x
+
+
+def _dies_on_2(x: int) -> int:
+    if x == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def test_every_chunk_once_over_the_workers() -> None:
+    got = []
+    map_chunks(_square, list(range(10)), 3, lambda ch, r: got.append((ch, r)), mp_context="fork")
+    assert sorted((ch, r[0], r[1]) for ch, r in got) == [(i, i, i * i) for i in range(10)]
+    assert len({r[2] for _, r in got}) > 1 and os.getpid() not in {r[2] for _, r in got}  # in workers
+
+
+def test_a_workers_exception_is_reraised_and_the_workers_end() -> None:
+    before = descendants(os.getpid()) if HAS_PROC else set()
+    with pytest.raises(ValueError, match="chunk 3 is bad") as exc:
+        map_chunks(_fails_on_3, list(range(8)), 2, lambda ch, r: None, mp_context="fork")
+    assert "_fails_on_3" in str(exc.value.__cause__)  # the worker's traceback
+    if HAS_PROC:
+        assert descendants(os.getpid()) - before == set()  # killed and reaped before it raised
+
+
+def test_a_dead_worker_is_an_error_not_a_hang() -> None:
+    with pytest.raises(WorkerDied, match="ended without a result"):
+        map_chunks(_dies_on_2, list(range(6)), 2, lambda ch, r: None, mp_context="fork")
+
+
+def test_bad_worker_count() -> None:
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        map_chunks(_square, [1], 0, lambda ch, r: None)
