@@ -44,6 +44,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -260,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         return generate(args)
     if not args.mutants:
         p.error("name a mutant list (or --generate MODULE)")
+    # A kill ends the test run in flight and removes the copy (SystemExit unwinds through both).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return check(args)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as err:

@@ -13,9 +13,11 @@ the test computes from the worlds themselves.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agents import make_agent
 from agents.composite import CompositeAgent
+from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import oh_parse_card as card
 from bobshat_env.core.resample import sample_hands
@@ -125,6 +127,108 @@ def test_a_sampling_play_policy_averages_several_playouts():
     assert not np.array_equal(np.nan_to_num(default[1]), np.nan_to_num(one[1]))
 
 
+def test_measure_runs_the_sampling_playouts():
+    """``run.playouts`` counts every playout: each legal alternative x (the actual deal + K worlds) x 8."""
+    game = make_game("bobs_hat", players=4, hands=1)
+    res = measure(game, ["simple"], deals=1, seed=3, worlds=2, play="random", batch_size=1)
+    dec = res.decisions["simple"]
+    assert dec.is_hat.sum() == 1 and (~dec.is_hat).sum() == 1  # the bidder deals: a hat choice and a bid
+    legal = int((~np.isnan(dec.q_hind)).sum())
+    assert res.table["playouts"] == 8
+    assert res.table["run"]["playouts"] == legal * (2 + 1) * 8
+
+
+# Student t 0.975 quantiles, so the intervals below are computed without the project's helper (whose table is
+# rounded: the comparisons allow 1e-6)
+T975 = {1: 12.706204736174698, 2: 4.302652729911275, 3: 3.182446305284263, 4: 2.7764451051977934}
+
+
+def _mean_ci(per_deal: np.ndarray) -> tuple[float, float]:
+    x = per_deal[~np.isnan(per_deal)]
+    return float(x.mean()), float(T975[x.size - 1] * x.std(ddof=1) / np.sqrt(x.size))
+
+
+def _by_deal(values: np.ndarray, deal: np.ndarray, keep: np.ndarray, deals: int, per: np.ndarray | None = None):
+    """(deals,) per deal: the sum of ``values[keep]`` over ``per`` (a count per deal), or their mean; NaN if none."""
+    out = np.full(deals, np.nan)
+    for d in range(deals):
+        s = keep & (deal == d)
+        if s.any():
+            out[d] = values[s].sum() / (per[d] if per is not None else s.sum())
+    return out
+
+
+def _label(name: str, action: int) -> str:
+    if name == "oh_hell":
+        return str(action - oh.BID_BASE)
+    return "+".join(bh.bid_cards(action - bh.BID_BASE)) or "none"
+
+
+@pytest.fixture(scope="module")
+def short_run():
+    """Two-hand games of Bob's Hat (the bidder deals in some: hat choices), 4 deals, strong play policy."""
+    return measure(make_game("bobs_hat", players=4, hands=2), ["random", "strong"], deals=4, seed=5, worlds=2,
+                   play="strong", batch_size=2)  # fmt: skip
+
+
+def test_report_numbers_follow_from_the_decisions(short_run):
+    """Every per-hand number, interval and pairwise difference of the table, recomputed here from the
+    decisions: regret per hand is the deal's regret summed over its decisions (hat choices too) over its
+    hands; per bid and per hat over those decisions; the intervals are Student t over deals; the pairwise
+    differences are paired by deal (and the paired interval is not the unpaired one)."""
+    res = short_run
+    name = res.game.name
+    deals = res.table["deals"]
+    off = res.game.module.N_CARDS
+    per_deal = {}
+    for b in res.table["bidders"]:
+        dec = res.decisions[b["name"]]
+        rows = np.arange(dec.chosen.size)
+        bid, hat = ~dec.is_hat, dec.is_hat
+        hands = np.bincount(dec.deal[bid], minlength=deals)
+        assert (hands == res.game.config.hands).all()
+        assert b["hands"] == bid.sum() and b["decisions"] == {"bid": int(bid.sum()), "hat": int(hat.sum())}
+        score = _by_deal(dec.score, dec.deal, bid, deals)
+        assert (b["score_per_hand"], b["ci95"]) == pytest.approx(_mean_ci(score), rel=1e-6)
+        margin = _by_deal(dec.margin, dec.deal, bid, deals)
+        assert (b["margin_per_hand"], b["margin_ci95"]) == pytest.approx(_mean_ci(margin), rel=1e-6)
+        per_deal[b["name"]] = {"score": score}
+        for objective, pair in (("score", (dec.q_hind, dec.q_info)), ("margin", (dec.m_hind, dec.m_info))):
+            for oracle, q in zip(("hindsight", "info_set"), pair):
+                r = np.nanmax(q, axis=1) - q[rows, dec.chosen - off]
+                got = b["regret"][objective][oracle]
+                every = np.ones(rows.size, dtype=bool)
+                per_hand = _by_deal(r, dec.deal, every, deals, per=hands)
+                assert (got["per_hand"], got["ci95"]) == pytest.approx(_mean_ci(per_hand), rel=1e-6)
+                assert (got["bid"], got["bid_ci95"]) == pytest.approx(_mean_ci(_by_deal(r, dec.deal, bid, deals)))
+                if name == "bobs_hat":
+                    expected = _mean_ci(_by_deal(r, dec.deal, hat, deals))
+                    assert (got["hat"], got["hat_ci95"]) == pytest.approx(expected, rel=1e-6, nan_ok=True)
+                    other = np.where(dec.chosen == bh.HAT_PLUS, bh.HAT_MINUS, bh.HAT_PLUS)
+                    gain = q[rows, dec.chosen - off] - q[rows, other - off]  # the hat chosen over the other one
+                    cal = b["calibration"]["hat"][objective]
+                    expected = _mean_ci(_by_deal(gain, dec.deal, hat, deals))
+                    assert (cal[oracle], cal[oracle + "_ci95"]) == pytest.approx(expected, rel=1e-6, nan_ok=True)
+                else:
+                    assert got["hat"] is None
+                assert got["zero_share"] == pytest.approx(np.mean(r <= 1e-9))
+                if objective == "score":
+                    per_deal[b["name"]][oracle] = per_hand
+        labels = [_label(name, int(a)) for a in dec.chosen[bid]]
+        assert b["bid_distribution"] == pytest.approx({k: labels.count(k) / len(labels) for k in set(labels)})
+    (d,) = res.table["pairwise"]
+    a, b = per_deal[d["a"]], per_deal[d["b"]]
+    for key, mean, ci in (
+        ("score", "score_diff", "ci95"),
+        ("hindsight", "hindsight_regret_diff", "hindsight_ci95"),
+        ("info_set", "info_set_regret_diff", "info_set_ci95"),
+    ):
+        paired = _mean_ci(a[key] - b[key])
+        assert (d[mean], d[ci]) == pytest.approx(paired, rel=1e-6), key
+        unpaired = np.hypot(_mean_ci(a[key])[1], _mean_ci(b[key])[1])
+        assert abs(unpaired - paired[1]) > 1e-6  # the two intervals differ here: the test can tell them apart
+
+
 def test_which_play_policies_count_as_sampling():
     game = make_game("oh_hell", players=4)
     ck = bids.ROOT / "checkpoints" / "oh_hell_4p.pt"
@@ -137,14 +241,3 @@ def test_which_play_policies_count_as_sampling():
     assert bids._is_sampling(CompositeAgent(game, strong, rnd, name="x")) and not bids._is_sampling(
         CompositeAgent(game, strong, strong, name="y")
     )
-
-
-def test_measure_runs_the_sampling_playouts():
-    """``run.playouts`` counts every playout: each legal alternative x (the actual deal + K worlds) x 8."""
-    game = make_game("bobs_hat", players=4, hands=1)
-    res = measure(game, ["simple"], deals=1, seed=3, worlds=2, play="random", batch_size=1)
-    dec = res.decisions["simple"]
-    assert dec.is_hat.sum() == 1 and (~dec.is_hat).sum() == 1  # the bidder deals: a hat choice and a bid
-    legal = int((~np.isnan(dec.q_hind)).sum())
-    assert res.table["playouts"] == 8
-    assert res.table["run"]["playouts"] == legal * (2 + 1) * 8
