@@ -353,7 +353,7 @@ def flag_values(draw: Any, flags: list[Flag], most: int = 3) -> list[tuple[Flag,
 def test_hostile_flags_are_refused_or_accepted_cleanly(runner, sandboxes, command):
     flags = FLAGS[command]
 
-    @fuzz_settings(8 + len(flags) // 2)  # train has 50-odd flags, the others 5 to 20
+    @fuzz_settings(6 + len(flags) // 3)  # train has 50-odd flags, the others 5 to 20
     @given(fuzzed=flag_values(flags))
     def prop(fuzzed: list[tuple[Flag, str]]) -> None:
         run_example(runner, sandboxes, command, fuzzed, stub=True)
@@ -382,7 +382,7 @@ def test_outputs_to_hostile_paths_lose_nothing(runner, sandboxes, command):
         and f.action.dest not in ("workers", "deals", "games", "batches", "reps", "seconds")
     ]
 
-    @fuzz_settings(8)
+    @fuzz_settings(6)
     @given(
         paths=flag_values(outputs, most=2),
         extra=st.lists(st.sampled_from(others), max_size=1) if others else st.just([]),
