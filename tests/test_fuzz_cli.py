@@ -9,7 +9,7 @@ here. The contract, for any value:
   also 130: its input ends at the first prompt), never with a traceback;
 - refused (2): one error naming a flag, and nothing on disk changed;
 - whatever the exit: a link stays a link, a FIFO a FIFO, a device a device,
-  and files no flag named are unchanged;
+  files no flag named are unchanged, and no file named ``-`` appears;
 - a value no flag of its kind may take (NaN, inf, 1e300, 2^64, a negative
   seed: ``fuzz_hostile.NEVER_VALID``) is refused, not run.
 
@@ -311,6 +311,7 @@ def check_contract(
             f"{shown}: {what} is no valid value, yet the command "
             f"{'began its work' if res['accepted'] else 'exited ' + str(res['rc'])}\n{err[-800:]}"
         )
+    assert "-" in before or "-" not in after, f"{shown}: wrote a file named '-' (a dash is stdout, or an error)"
     named = _named(argv, before)
     for rel, entry in before.items():
         now = after.get(rel)
