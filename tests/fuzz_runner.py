@@ -103,6 +103,11 @@ def warm() -> None:
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    with contextlib.suppress(ImportError):  # eval --plot and bids --plot draw with it
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401, PLC0415
     from bobshat_env.cli import main  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):

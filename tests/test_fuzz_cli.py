@@ -43,7 +43,7 @@ import pytest
 pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis (the dev extra has it)")
 
 import fuzz_hostile as H  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from bobshat_env.cli import build_parser  # noqa: E402
@@ -374,26 +374,31 @@ REAL = {  # command -> its smallest real workload (no workers, no Ray, no peers)
 }
 
 
-@pytest.mark.parametrize("command", sorted(REAL))
-def test_outputs_to_hostile_paths_lose_nothing(runner, sandboxes, command):
-    outputs = [f for f in FLAGS[command] if f.kind in ("output_path", "input_path")]
+OUTPUTS = [(c, f) for c in sorted(REAL) for f in FLAGS[c] if f.kind in ("output_path", "input_path")]
+
+
+@pytest.mark.parametrize(("command", "flag"), OUTPUTS, ids=[f"{c} {f.option or f.action.dest}" for c, f in OUTPUTS])
+def test_outputs_to_hostile_paths_lose_nothing(runner, sandboxes, command, flag):
     others = [
         f
         for f in FLAGS[command]
-        if f.kind in ("int", "float", "seed", "choice", "switch")
+        if f.kind in ("int", "float", "seed", "choice", "switch", "output_path") and f is not flag
         and f.action.dest not in ("workers", "deals", "games", "batches", "reps", "seconds", "worlds", "playouts")
         and not (command == "bids" and f.action.dest == "batch_size")  # bids' sizes have no bound yet: real work
-    ]
+    ]  # fmt: skip
 
-    @fuzz_settings(6)
+    # a link and a FIFO every time (the paths most often written over), then generated ones
+    @example(value="link.jsonl", extra=[])
+    @example(value="fifo" if flag.kind == "output_path" else "dir", extra=[])
+    @fuzz_settings(3)
     @given(
-        paths=flag_values(outputs, most=2),
-        extra=st.lists(st.sampled_from(others), max_size=1) if others else st.just([]),
-        data=st.data(),
+        value=H.value_strategy(flag.kind),
+        extra=(st.lists(st.sampled_from(others), max_size=1) if others else st.just([]))
+        .flatmap(lambda fs: st.tuples(*[H.value_strategy(f.kind, f.action).map(lambda v, f=f: (f, v)) for f in fs]))
+        .map(list),
     )
-    def prop(paths: list[tuple[Flag, str]], extra: list[Flag], data: Any) -> None:
-        fuzzed = paths + [(f, data.draw(H.value_strategy(f.kind, f.action))) for f in extra]
-        run_example(runner, sandboxes, command, fuzzed, stub=False, base=REAL[command])
+    def prop(value: str, extra: list[tuple[Flag, str]]) -> None:
+        run_example(runner, sandboxes, command, [(flag, value), *extra], stub=False, base=REAL[command])
 
     prop()
 
