@@ -84,6 +84,11 @@ NEVER_VALID: dict[str, set[str]] = {
     "int_list": {str(2**64), f"1,{HUGE}"},
 }
 NEVER_VALID["seed"] = NEVER_VALID["int"] | {"-1"}
+# agents that are no agents, options out of range, files that are no checkpoints (issue 24: accepted silently)
+NEVER_VALID["spec"] = {"nosuch", "pimc:worlds=-1", "pimc:worlds=nan", "pimc:max_rows=0", "pimc:max_rows=-1",
+                       "pimc:playout=nosuch", "pimc:worlds=1e300", "random:x=1", "ppo:/etc/passwd", "ppo:dir",
+                       "ppo:binary.pt", "ppo:", "search:policy=/etc/passwd,z=nan", "x" * 10000}  # fmt: skip
+NEVER_VALID["spec_list"] = NEVER_VALID["spec"] | {"nosuch,strong"}
 
 
 # --------------------------------------------------------------------------

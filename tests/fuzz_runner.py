@@ -49,7 +49,8 @@ WORK = {
     "concurrent.futures": ["ProcessPoolExecutor.__init__"],  # worker processes (eval, bids --workers)
     "multiprocessing.pool": ["Pool.__init__"],
     "train.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
-    "train.ppo": ["_set_up"],  # train and exploit: the network, optimizer and pool are built
+    "train.ppo": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer and pool built, rollouts next
+    "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
     "train.bids": ["measure", "run_suite"],  # the bidding benchmark's games
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
@@ -60,15 +61,24 @@ def _stub(*args: Any, **kwargs: Any) -> Any:
     raise WorkStarted
 
 
-def install_stubs() -> None:
+def install_stubs() -> list[tuple[Any, str, Any]]:
+    """Put the stubs in place; what they replaced, for restore_stubs."""
     import importlib  # noqa: PLC0415
 
+    saved = []
     for modname, attrs in WORK.items():
         mod = importlib.import_module(modname)
         for attr in attrs:
             owner, _, name = attr.rpartition(".")
             target = getattr(mod, owner) if owner else mod
+            saved.append((target, name, getattr(target, name)))
             setattr(target, name, _stub)
+    return saved
+
+
+def restore_stubs(saved: list[tuple[Any, str, Any]]) -> None:
+    for target, name, value in reversed(saved):
+        setattr(target, name, value)
 
 
 def warm() -> None:
@@ -93,6 +103,11 @@ def warm() -> None:
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    with contextlib.suppress(ImportError):  # eval --plot and bids --plot draw with it
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401, PLC0415
     from bobshat_env.cli import main  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
@@ -102,6 +117,19 @@ def warm() -> None:
             main(["simulate", "--games", "2", "--hands", "1"])
             main(["simulate", "--games", "2", "--game", "oh_hell"])
             main(["bench", "--quick", "--no-peers", "--quiet", "--batches", "1", "--reps", "1", "--seconds", "0"])
+            saved = install_stubs()  # train and exploit up to their rollouts: imports, kernels, first torch calls
+            try:
+                for argv in (
+                    ["train", "--progress", "false", "--num-envs", "2", "--runs-dir", "runs"],
+                    ["exploit", "--target", "random", "--runs-dir", "runs"],
+                    ["eval", "--deals", "1", "--quiet"],
+                    ["bids", "--bidders", "random", "--deals", "1", "--quiet"],
+                    ["serve", "--port", "0", "--records-dir", "served"],
+                ):
+                    with contextlib.suppress(WorkStarted, Exception):  # best effort: a refusal warms up less
+                        main(argv)
+            finally:
+                restore_stubs(saved)
         finally:
             os.chdir(cwd)
 

@@ -55,6 +55,8 @@ HUGE_INT = "9" * 5000  # a JSON integer past Python's 4,300-digit limit (written
 AGENT_CAPS = {"worlds": 100_000, "top_k": 100_000, "oversample": 100_000, "horizon": 100_000, "max_rows": 10**7}
 ANY_CAP = 10**9
 BH_1HAND = {"game": "bobs_hat", "players": "4", "hands": "1", "opponents": "random", "seat": "0"}
+# what the server's own pages send with a request (a browser names the page's origin)
+PAGE = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"}
 
 
 def fuzz_settings(n: int) -> settings:
@@ -95,20 +97,21 @@ class Server:
         store = self.app.state.store
         live = store._games.get(self.live)
         if live is None or live.done:
-            r = self.client.post("/api/games", json={**BH_1HAND, "seed": 1})
+            r = self.client.post("/api/games", json={**BH_1HAND, "seed": 1}, headers=PAGE)
             assert r.status_code == 201, r.text
             self.live = r.json()["id"]
         if self.finished not in store._games:
-            r = self.client.post("/api/games", json={**BH_1HAND, "seat": "none", "agents": "random", "seed": 2})
+            body = {**BH_1HAND, "seat": "none", "agents": "random", "seed": 2}
+            r = self.client.post("/api/games", json=body, headers=PAGE)
             assert r.status_code == 201, r.text
             self.finished = r.json()["id"]
-            while not self.client.post(f"/api/games/{self.finished}/advance", json={"steps": 1000}).json()["done"]:
+            url = f"/api/games/{self.finished}/advance"
+            while not self.client.post(url, json={"steps": 1000}, headers=PAGE).json()["done"]:
                 pass
         if self.upload not in self.app.state.sources._uploads:
             rec = json.dumps(store._games[self.finished].record)
-            r = self.client.post(
-                "/api/uploads?name=u.jsonl", content=rec + "\n", headers={"Content-Type": "application/x-ndjson"}
-            )
+            kind = {**PAGE, "Content-Type": "application/x-ndjson"}
+            r = self.client.post("/api/uploads?name=u.jsonl", content=rec + "\n", headers=kind)
             assert r.status_code == 201, r.text
             self.upload = r.json()["id"]
 
@@ -380,7 +383,7 @@ def test_agents_a_request_names_cost_what_a_request_may_cost(server):
             "method": "POST",
             "url": "/api/games",
             "params": {},
-            "headers": {"Content-Type": "application/json"},
+            "headers": {**PAGE, "Content-Type": "application/json"},
             "content": json.dumps(body),
         }
         r = server.client.request(**req)
@@ -389,7 +392,8 @@ def test_agents_a_request_names_cost_what_a_request_may_cost(server):
         if why:
             assert r.status_code == 400, f"{shown(req)}: {why}, yet the game was made ({r.status_code})"
         if r.status_code == 201:
-            server.client.delete(f"/api/games/{r.json()['id']}")  # never advanced: a costly bot stays idle
+            # never advanced: a costly bot stays idle
+            server.client.delete(f"/api/games/{r.json()['id']}", headers=PAGE)
 
     prop()
 
@@ -407,7 +411,7 @@ def test_uploads_answer_in_proportion_to_the_limit(server):
                 "method": "POST",
                 "url": "/api/uploads",
                 "params": {},
-                "headers": {},
+                "headers": PAGE,
                 "content": None,
                 "files": {"file": ("g.jsonl", body, "application/x-ndjson")},
             }
@@ -416,7 +420,7 @@ def test_uploads_answer_in_proportion_to_the_limit(server):
                 "method": "POST",
                 "url": "/api/uploads",
                 "params": {"name": "g.jsonl"},
-                "headers": {"Content-Type": "application/x-ndjson"},
+                "headers": {**PAGE, "Content-Type": "application/x-ndjson"},
                 "content": body,
             }
         r = server.client.request(**req)
@@ -451,7 +455,7 @@ def test_a_spec_naming_a_file_answers_the_same_whether_it_exists(server, tmp_pat
             "method": "POST",
             "url": "/api/games",
             "params": {},
-            "headers": {"Content-Type": "application/json"},
+            "headers": {**PAGE, "Content-Type": "application/json"},
             "content": json.dumps({**BH_1HAND, "opponents": spec}),
         }
         r = server.client.request(**req)
