@@ -430,6 +430,22 @@ def test_finished_games_do_not_count_against_max_games(tmp_path):
         assert r.status_code == 503 and "2 games in play" in r.json()["error"]
 
 
+def test_finished_games_kept_are_bounded_oldest_first(tmp_path):
+    from bobshat_env.web.session import FINISHED_PER_GAME
+
+    app = create_app(tmp_path, max_games=1)
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        ids = []
+        for _ in range(FINISHED_PER_GAME + 3):
+            view = _game(client, seat="none")
+            while not view["done"]:
+                view = client.post(f"/api/games/{view['id']}/advance", json={"steps": 1000}).json()
+            ids.append(view["id"])
+        assert len(app.state.store) == FINISHED_PER_GAME  # memory stays bounded however many games end
+        assert client.get(f"/api/games/{ids[0]}").status_code == 404  # the oldest made room
+        assert client.get(f"/api/games/{ids[-1]}/record").status_code == 200
+
+
 # --------------------------------------------------------------------------
 # 6. The command's flags and its real configuration
 @pytest.mark.parametrize(

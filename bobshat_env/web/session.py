@@ -43,6 +43,7 @@ from ..records import Recorder, write_jsonl
 from ..seating import SeatDispatch
 
 RECORDS_FILE = "games.jsonl"
+FINISHED_PER_GAME = 10  # finished games kept (for their record and replay) per game in play: memory stays bounded
 MAX_SEED = 2**63 - 1  # as the command line's --seed: game keys are 64-bit
 
 
@@ -704,6 +705,9 @@ class SessionStore:
         with self._lock:
             if self.in_play() >= self.max_games:
                 raise WebError(503, f"the server holds {self.max_games} games in play already: finish or leave one")
+            finished = sorted((s.touched, gid) for gid, s in self._games.items() if s.record is not None)
+            for _, gid in finished[: max(0, len(finished) - FINISHED_PER_GAME * self.max_games + 1)]:
+                del self._games[gid]  # the finished games asked about least recently make room (records are saved)
             self._games[session.id] = session
         return session
 

@@ -182,7 +182,7 @@ export function summaryBlock(title, lines, rows) {
             "tr",
             { dataset: { seat: r.seat }, class: r.result === "made" ? "made" : r.result === "missed" ? "missed" : "" },
             el("th", { scope: "row" }, r.label),
-            el("td", { class: "bid" }, r.bid === null ? "\u2013" : r.bid),
+            el("td", { class: "bid" }, r.bid === null ? "\u2013" : r.bid.replace(/\+/g, "+\u200b")), // (may wrap after a +)
             el("td", { class: "taken" }, r.taken),
             el("td", { class: "outcome" }, r.result),
             el("td", { class: "points num" }, signed(r.points)),
