@@ -355,7 +355,7 @@ def flag_values(draw: Any, flags: list[Flag], most: int = 3) -> list[tuple[Flag,
 def test_hostile_flags_are_refused_or_accepted_cleanly(runner, sandboxes, command):
     flags = FLAGS[command]
 
-    @fuzz_settings(6 + len(flags) // 3)  # train has 50-odd flags, the others 5 to 20
+    @fuzz_settings(5 + len(flags) // 4)  # train has 50-odd flags, the others 5 to 20
     @given(fuzzed=flag_values(flags))
     def prop(fuzzed: list[tuple[Flag, str]]) -> None:
         run_example(runner, sandboxes, command, fuzzed, stub=True)
