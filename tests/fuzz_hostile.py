@@ -148,8 +148,10 @@ def never_valid(kind: str, value: str) -> bool:
 
 
 def value_strategy(kind: str, action: argparse.Action | None = None) -> st.SearchStrategy[str]:
-    """The table's values, and now and then a generated one of the same shape (Hypothesis shrinks toward the table)."""
+    """The table's values (the never-valid ones often), and generated ones of the same shape."""
     table = st.sampled_from(values_for(kind, action))
+    if kind in NEVER_VALID:  # a third of the draws: the values that must be refused
+        table = st.one_of(table, st.sampled_from(sorted(NEVER_VALID[kind])))
     if kind in ("int", "seed", "int_list"):
         return st.one_of(table, st.integers(-(2**70), 2**70).map(str))
     if kind == "float":

@@ -304,7 +304,7 @@ def check_response(server: Server, req: dict[str, Any], r: Any, before: dict[str
 # --------------------------------------------------------------------------
 # Properties
 def test_any_request_is_answered_without_a_server_error_and_refusals_change_nothing(server):
-    @fuzz_settings(150)
+    @fuzz_settings(120)
     @given(data=st.data())
     def prop(data: Any) -> None:
         server.refresh()
