@@ -63,7 +63,8 @@ def test_concurrent_appends_keep_every_record_whole_and_each_call_together(tmp_p
     """Issue 13.1 / 25: 4 processes x 60 appends of 3 records to one new file; every record present once,
     whole, and the records of one call next to each other. A single write() of one line is not cut by the
     kernel even without a lock, so the lock shows in the batches: without it (or with a plain buffered
-    append) other writers' lines land between a call's lines (seen: every run of 5 failed that way)."""
+    append) other writers' lines land between a call's lines. Measured: without the lock 3 runs of 3 failed,
+    with a plain buffered append 2 of 3 (the next test catches both every time)."""
     path = tmp_path / "games.jsonl"
     _run_writers(_append_many, path)
     lines = path.read_bytes().split(b"\n")
