@@ -213,6 +213,22 @@ def test_check_writable_names_the_flag_and_the_reason(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]  # the probes leave nothing behind
 
 
+def read_only_folder(path):
+    """Make ``path`` a read-only folder with chmod; skips where this user writes there anyway (root).
+
+    Kept for tests/test_play.py and tests/test_train.py; a test that must run as root too uses a read-only
+    tmpfs (tests/mounts.py), as :func:`test_check_writable_read_only_folder` does."""
+    path.mkdir(exist_ok=True)
+    path.chmod(0o500)
+    try:
+        (path / ".probe").write_text("")
+    except PermissionError:
+        return path
+    (path / ".probe").unlink()
+    path.chmod(0o700)
+    pytest.skip("this user can write into read-only folders (root with CAP_DAC_OVERRIDE)")
+
+
 def test_check_writable_read_only_folder(tmp_path):
     """Chmod for a user, a read-only tmpfs for root (who writes into a chmod 500 folder anyway): both refuse."""
     folder = tmp_path / "ro"
