@@ -206,9 +206,9 @@ def check_outputs(args: argparse.Namespace, *flags: str) -> None:
             if flag in STDOUT_FLAGS:
                 continue
             raise ConfigError(f"--{flag}: '-' (standard output) is not supported here; name a file")
+        check_writable(path, f"--{flag}")
         if flag == "plot":
             check_plot_path(path, "--plot")
-        check_writable(path, f"--{flag}")
 
 
 def _output_flag(args: argparse.Namespace, path: str) -> str | None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import resource
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from bobshat_env.records import JsonlWriter, read_jsonl, write_jsonl
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="tmpfs, /dev/full and fork are Linux's")
 
+ROOT = Path(__file__).resolve().parents[1]
 OLD = [{"game": "old", "n": i, "pad": "o" * 300} for i in range(3)]
 
 
@@ -176,7 +177,22 @@ def test_a_killed_records_writer_leaves_a_temporary_that_the_next_run_removes(tm
     assert len(list(read_jsonl(path))) == 2  # 2 deals, one seating (the agents are alike)
 
 
-def _ckpt_tensors(step: int) -> tuple[dict, dict]:
+_SAVE = """
+import resource, signal, sys, torch
+from agents.ppo_agent import PolicyNet, save_checkpoint
+step, limit = int(sys.argv[2]), int(sys.argv[3])
+torch.manual_seed(step)
+net = PolicyNet(64, 8, (256, 256))
+meta = {"game": "bobs_hat", "players": 4, "obs_size": 64, "n_actions": 8, "hidden": [256, 256], "global_step": step}
+if limit:
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; by default it kills the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))  # no file may grow past this: killed part-way
+save_checkpoint(sys.argv[1], {f"policy.{k}": v for k, v in net.state_dict().items()}, meta)
+"""
+
+
+def _tensors(step: int) -> tuple[dict, dict]:
+    """What the script above saves, built here."""
     import torch
 
     from agents.ppo_agent import PolicyNet
@@ -187,29 +203,29 @@ def _ckpt_tensors(step: int) -> tuple[dict, dict]:
     return {f"policy.{k}": v for k, v in net.state_dict().items()}, meta
 
 
+def _save_in_a_process(path: Path, step: int, limit: int = 0) -> int:
+    """Save a checkpoint (a fresh process: torch after fork can deadlock); its exit status."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", _SAVE, str(path), str(step), str(limit)]
+    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, timeout=300).returncode
+
+
 def test_a_kill_in_the_middle_of_a_checkpoint_save_leaves_the_old_one_loadable(tmp_path):
-    """Issue 25: a child writes a checkpoint and is killed (SIGXFSZ, by a file size limit) once it has written
+    """Issue 25: a process writing a checkpoint is killed (SIGXFSZ, by a file size limit) once it has written
     half of it. The old checkpoint must load, whole and checked; the next save removes the dead temporary.
     Fails with ``torch.save(blob, path)`` to the real path (the old test made torch.save raise before writing)."""
     from agents.ppo_agent import load_checkpoint, save_checkpoint
 
     path = tmp_path / "ckpt.pt"
-    save_checkpoint(path, *_ckpt_tensors(1))
+    save_checkpoint(path, *_tensors(1))
     size = path.stat().st_size
     assert size > 200_000
-
-    def killed_mid_save() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the default kills the process
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, size // 2))
-        save_checkpoint(path, *_ckpt_tensors(2))
-
-    status = _fork(killed_mid_save)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXFSZ, status  # killed part-way
+    assert _save_in_a_process(path, 2, limit=size // 2) == -signal.SIGXFSZ  # killed part-way
     tensors, meta = load_checkpoint(path)  # the checksum is checked on load
     assert meta["global_step"] == 1 and path.stat().st_size == size
     assert json.loads(path.with_name("ckpt.pt.json").read_text())["global_step"] >= 1
     assert any(p.name.startswith(".ckpt.pt.") for p in tmp_path.iterdir())  # the killed write's temporary
-    save_checkpoint(path, *_ckpt_tensors(3))
+    save_checkpoint(path, *_tensors(3))
     assert load_checkpoint(path)[1]["global_step"] == 3
     assert _names(tmp_path) == ["ckpt.pt", "ckpt.pt.json"]
 
