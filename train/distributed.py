@@ -234,17 +234,16 @@ def _private_ray_dir() -> Iterator[str]:
     finally:
         if reaper is not None:
             with contextlib.suppress(OSError):
-                reaper.stdin.close()  # type: ignore[union-attr]  # EOF: the reaper's cue, as our death would be
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                reaper.wait(timeout=REAPER_WAIT_S)
+                reaper.stdin.close()  # type: ignore[union-attr]  # EOF: Ray is stopped, the reaper's cue to sweep
         shutil.rmtree(temp, ignore_errors=True)
 
 
-REAPER_WAIT_S = 10.0
+_REAPERS: list[subprocess.Popen] = []  # held, not waited for: a reaper lives as long as this process
 MAX_RAY_BASE = 24  # + /bobshat-XXXXXXXX + /session_DATE_TIME_USEC_PID/sockets/plasma_store: about 107 bytes
-# The reaper: a separate process that records this one's descendants (twice a second) while it lives; when its
-# stdin closes (this process ended, however: the pipe's only writer is here), it stops and kills those still
-# alive and what they started, then removes the Ray folder. Plain Python from /proc: Linux only.
+# The reaper: a separate process that records this one's descendants (twice a second) while Ray runs. When its
+# stdin closes (Ray stopped, or this process ended however: the pipe's only writer is here) it kills those of
+# them that Ray left orphaned; when this process is gone, every one still alive, and what it started, and it
+# removes the Ray folder. Plain Python from /proc: Linux only.
 _REAPER = r"""
 import os, shutil, signal, sys, time
 parent, folder = int(sys.argv[1]), sys.argv[2]
@@ -272,7 +271,7 @@ me = os.getpid()
 born = table()[me][1]
 seen = {}
 os.set_blocking(0, False)
-while True:
+while os.getppid() == parent:  # record until the parent is done with Ray (stdin closed) or gone
     tab = table()
     for p in below(tab, [parent]) - {me}:
         if tab[p][1] >= born:  # started with or after Ray: never what the parent ran before
@@ -283,17 +282,22 @@ while True:
     except BlockingIOError:
         pass
     time.sleep(0.5)
-time.sleep(0.5)  # a parent that ended on its own has just stopped Ray: let its processes finish
-dead = os.getppid() != parent
-for sig in (signal.SIGSTOP, signal.SIGKILL):
-    tab = table()
-    keep = set() if dead else below(tab, [parent])  # the parent lives on: only orphans are Ray's leftovers
-    left = {p for p, t in seen.items() if p in tab and tab[p][1] == t} - keep
-    for p in (left | below(tab, left)) - keep - {me}:
-        try:
-            os.kill(p, sig)
-        except OSError:
-            pass
+def sweep(dead):
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        tab = table()
+        keep = set() if dead else below(tab, [parent])  # the parent lives on: only orphans are Ray's leftovers
+        left = {p for p, t in seen.items() if p in tab and tab[p][1] == t} - keep
+        for p in (left | below(tab, left)) - keep - {me}:
+            try:
+                os.kill(p, sig)
+            except OSError:
+                pass
+time.sleep(0.5)  # a parent that stopped Ray has just done so: let its processes finish
+sweep(os.getppid() != parent)
+while os.getppid() == parent:  # what Ray's processes start as they stop (agents of a raylet that ends with us)
+    time.sleep(0.5)
+time.sleep(0.5)
+sweep(True)
 shutil.rmtree(folder, ignore_errors=True)
 """
 
@@ -302,13 +306,15 @@ def _start_reaper(folder: str) -> subprocess.Popen | None:
     """Start :data:`_REAPER` for this process and ``folder`` (None where there is no /proc)."""
     if not os.path.isdir("/proc/self"):
         return None
-    return subprocess.Popen(
+    reaper = subprocess.Popen(
         [sys.executable, "-c", _REAPER, str(os.getpid()), folder],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # a terminal's Ctrl-C or a group kill does not reach it
     )
+    _REAPERS[:] = [r for r in _REAPERS if r.poll() is None] + [reaper]
+    return reaper
 
 
 def preflight(address: str, need_cpus: int, what: str) -> None:
