@@ -99,12 +99,24 @@ def pool_ready(pid: int, workers: int, how: str) -> bool:
 
 
 def start(args: list[str], cwd: Path, **env_vars: str) -> subprocess.Popen:
-    """``bobshat ARGS`` in its own session (so a Ctrl-C to its group reaches it alone, as in a terminal)."""
+    """``bobshat ARGS`` in its own session (so a Ctrl-C to its group reaches it alone, as in a terminal).
+
+    Its stdout and stderr go to temporary files, not pipes: a worker left
+    running would hold a pipe open, and reading it would then wait for that
+    worker instead of the command.
+    """
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
     argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.cli", *args]
-    return subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
+    proc.stdout_file, proc.stderr_file = out, err  # type: ignore[attr-defined]
+    return proc
+
+
+def _stderr(proc: subprocess.Popen) -> str:
+    f = proc.stderr_file  # type: ignore[attr-defined]
+    f.seek(0)
+    return f.read().decode(errors="replace")
 
 
 def cmdlines(pids: set[int]) -> dict[int, bytes]:
@@ -126,10 +138,10 @@ def signal_when_ready(
     deadline = time.monotonic() + 240  # start-up: imports and kernel compilation on a loaded machine
     while not (ready(proc.pid) if ready else pool_ready(proc.pid, workers, how)):
         if proc.poll() is not None:
-            out, err = proc.communicate()
-            raise AssertionError(f"ended before its pool was up ({proc.returncode}): {err.decode()[-2000:]}")
+            raise AssertionError(f"ended before its pool was up ({proc.returncode}): {_stderr(proc)[-2000:]}")
         if time.monotonic() > deadline:
-            raise AssertionError("the worker pool did not come up")
+            kill_all(descendants(proc.pid))
+            raise AssertionError(f"the worker pool did not come up: {_stderr(proc)[-2000:]}")
         time.sleep(0.1)
     kids = descendants(proc.pid)
     if how == "SIGTERM":
@@ -139,12 +151,10 @@ def signal_when_ready(
     else:
         proc.kill()
     try:
-        _out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        _out, err = proc.communicate()
-        return None, err.decode(), kids
-    return proc.returncode, err.decode(), kids
+        return None, _stderr(proc), kids
+    return proc.returncode, _stderr(proc), kids
 
 
 def wait_gone(pids: set[int], seconds: float = 20.0) -> set[int]:

@@ -6,11 +6,15 @@ is not installed (``pip install -e ".[ray]"``; CI installs it).
 
 from __future__ import annotations
 
+import http.server
 import json
+import socket
 import subprocess
 import sys
+import threading
 
 import pytest
+from procs import ray_tmpdir
 
 from bobshat_env.cli import main
 from bobshat_env.games import make_game
@@ -60,6 +64,38 @@ def test_bad_addresses_are_refused_quickly(address: str, message: str) -> None:
         check_address(address)
 
 
+@pytest.fixture
+def not_ray():
+    """Two ports that answer but are not Ray: a web server, and a socket that accepts and says nothing."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # the test reads stderr
+            pass
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)
+    yield {"web": f"127.0.0.1:{web.server_address[1]}", "mute": f"127.0.0.1:{mute.getsockname()[1]}"}
+    web.shutdown()
+    web.server_close()
+    mute.close()
+
+
+@pytest.mark.parametrize("kind", ["web", "mute"])
+def test_a_port_that_answers_but_is_not_ray_is_refused(not_ray, kind, monkeypatch, capsys) -> None:
+    """Ray's client hung for minutes on such a port (a ``bobshat serve`` one); the probe refuses it at once."""
+    address = not_ray[kind]
+    with pytest.raises(DistributedError, match=f"{address} answers but is not Ray"):
+        check_address(address)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as in a fresh process
+    monkeypatch.setattr(ray, "init", lambda *a, **k: pytest.fail("ray.init was called"))
+    assert main(["eval", "--deals", "2", "--quiet", "--ray-address", address]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bobshat eval: error: --ray-address {address}: "), err
+
+
 def test_preflight_before_anything_starts(monkeypatch) -> None:
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     with pytest.raises(DistributedError, match=r"9999 rollout worker\(s\): 9999 CPU\(s\) needed, this machine"):
@@ -107,12 +143,20 @@ def test_eval_over_ray_equals_one_worker(tmp_path, capsys) -> None:
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A 2-CPU Ray for this module's remaining tests, stopped at the end."""
+    """A private 2-CPU Ray for this module's remaining tests (its own RAY_TMPDIR; ``address="local"``: never
+    another Ray that runs on the machine), stopped at the end."""
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
+    with ray_tmpdir():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        yield ray
+        ray.shutdown()
+
+
+def test_the_probe_accepts_a_real_ray(local_ray) -> None:
+    """The protocol probe passes Ray's own GCS port."""
+    gcs = local_ray.get_runtime_context().gcs_address
+    assert check_address(gcs) == gcs
 
 
 def test_eval_in_an_initialized_ray_keeps_it_and_oh_hell_matches(local_ray) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from procs import ray_tmpdir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from agents.ppo_agent import load_checkpoint
@@ -36,13 +37,14 @@ def two_nodes():
 
     if ray.is_initialized():
         ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False)
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
+    with ray_tmpdir():  # its own folder: another Ray on the machine is neither joined nor disturbed
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False)
+        yield cluster
+        ray.shutdown()
+        cluster.shutdown()
 
 
 def _args(tmp_path: Path, **kw) -> Args:
@@ -50,21 +52,27 @@ def _args(tmp_path: Path, **kw) -> Args:
     return dataclasses.replace(args, **kw)
 
 
-def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path) -> None:
+@pytest.mark.parametrize(("num_envs", "sizes"), [(12, [6, 6]), (13, [7, 6])], ids=["even", "uneven"])
+def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path, num_envs, sizes) -> None:
     """Same seed: the same games, seats, opponents, first observations and counts; the actions are each worker's.
 
     Whole-game rollouts (``num_steps: 0``), so every game ends in the rollout
-    and the finished games' opponents can be compared one by one.
+    and the finished games' opponents can be compared one by one. With 13
+    games on 2 workers the first takes the odd one: no game is dropped. The
+    learner's pool records the finished games' results (PFSP weights the
+    opponents by them) as the in-process collector's does.
     """
-    args = _args(tmp_path, num_envs=12, num_steps=0, heuristics=["random", "simple"], rollout_workers=2)
+    B, S = num_envs, sizes[0]
+    args = _args(tmp_path, num_envs=B, num_steps=0, heuristics=["random", "simple"], rollout_workers=2)
     game = make_game(args.game, players=args.players, **args.game_options)
     seed = _env_seed(args.seed, 0)
     gen, net, _opt, pool, _c = _set_up(args, game, tmp_path / "none.pt")
-    local = RolloutCollector(VectorEnv(game, num_envs=12, copy_obs=False), net, pool, gen, args, seed=seed)
+    local = RolloutCollector(VectorEnv(game, num_envs=B, copy_obs=False), net, pool, gen, args, seed=seed)
     gen2, net2, _opt2, pool2, _c2 = _set_up(args, game, tmp_path / "none.pt")
     workers = RolloutWorkers(args, game, net2, pool2, gen2, seed=seed)
+    before = [m.games for m in pool2.members]
     try:
-        assert workers.sizes == [6, 6] and workers.first == [0, 6]
+        assert workers.sizes == sizes and workers.first == [0, S]
         assert len({i["node_id"] for i in workers.info}) == 2  # one worker on each node
         states = ray.get([a.state.remote() for a in workers.actors])
         for key, want in (
@@ -75,14 +83,17 @@ def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path) -> None:
             ("seat", local.ts.seat),
         ):
             np.testing.assert_array_equal(np.concatenate([s[key] for s in states]), want, err_msg=key)
-        mine = local.is_learner[np.arange(12), local.ts.seat]  # the learner's games at the first step
-        k0, k1 = int(mine[:6].sum()), int(mine[6:].sum())
+        mine = local.is_learner[np.arange(B), local.ts.seat]  # the learner's games at the first step
+        k0, k1 = int(mine[:S].sum()), int(mine[S:].sum())
         a, b = local.collect_rollout(), workers.collect_rollout()
         assert (a.env_steps, a.n, a.games, a.self_play_games) == (b.env_steps, b.n, b.games, b.self_play_games)
-        assert a.games == 12  # every game ended in the rollout
+        assert a.games == B  # every game ended in the rollout
         np.testing.assert_array_equal(a.pool_opponents, b.pool_opponents)
+        # PFSP: each member's (decayed) game count grew by its finished games, as in-process (rounding aside)
+        assert [m.games for m in pool2.members] != before
+        assert [m.games for m in pool2.members] == pytest.approx([m.games for m in pool.members], rel=1e-2)
         # the first step's learner inputs: in-process rows [0, k0 + k1); worker 1's block starts after worker 0's
-        n0 = int((local.game_buf[: a.n] < 6).sum())
+        n0 = int((local.game_buf[: a.n] < S).sum())
         assert k0 > 0 and k1 > 0
         np.testing.assert_array_equal(a.obs[:k0], b.obs[:k0])
         np.testing.assert_array_equal(a.obs[k0 : k0 + k1], b.obs[n0 : n0 + k1])

@@ -268,18 +268,19 @@ def _sigint_ignored() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def sigterm_as_exit() -> Iterator[None]:
+def sigterm_as_exit(replace: bool = False) -> Iterator[None]:
     """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread, so cleanup code runs.
 
     Python's default for SIGTERM ends the process on the spot: worker
     processes, temporary files and a Ray it started would be left behind.
     Outside the main thread (where signal handlers cannot be set), and where
-    the caller already handles SIGTERM, it changes nothing.
+    the caller already handles (or ignores) SIGTERM, it changes nothing,
+    unless ``replace`` (a library set its own handler: ``ray.init`` does).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):  # an outer block (or the caller) has it
+    if not replace and signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):  # an outer block has it
         yield
         return
 
