@@ -100,6 +100,10 @@ def test_hindsight_and_information_set_values_match_an_independent_count():
     # nothing (0 points), seat 3 makes its 0 (10): the margin is the dealer's points minus 10 / 3.
     np.testing.assert_array_equal(hindsight["score"], [1.0, 11.0])
     np.testing.assert_allclose(hindsight["margin"], [1 - 10 / 3, 11 - 10 / 3])
+    # Hindsight is the actual deal whatever worlds are drawn: the same with every seed.
+    for other_seed in range(4):
+        hind, _ = decision_values(game, st, "strong", worlds=K, seed=other_seed)
+        np.testing.assert_array_equal(hind[0, oh.BID_BASE : oh.BID_BASE + 2], hindsight["score"], err_msg=other_seed)
     # The hidden cards matter: in most worlds KH loses, so the information set prefers bid 0.
     assert info["score"][0] > info["score"][1]
     chose_one = np.array([oh.BID_BASE + 1])
