@@ -408,7 +408,7 @@ def test_a_huge_integer_in_a_record_is_reported_on_its_line(server):
     assert r.status_code == 201, r.text
     items = r.json()["records"]
     assert [i["ok"] for i in items] == [True, True, False] and items[2]["line"] == 3
-    assert "cannot be read" in items[2]["faults"][0]
+    assert "line 3 holds a number too long to read" in items[2]["faults"][0]
     (records / "old.jsonl").write_bytes(good + huge)
     listed = client.get("/api/records")
     assert listed.status_code == 200 and [i["ok"] for i in listed.json()["files"][0]["records"]] == [True, True, False]
