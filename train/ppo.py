@@ -339,8 +339,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-def check_args(args: Args) -> None:
-    """Reject settings that cannot run, naming the field."""
+def check_args(args: Args, pool: bool = True) -> None:
+    """Reject settings that cannot run, naming the field.
+
+    pool: whether the opponent pool is made of ``heuristics`` by name (``train``); an exploit run brings
+    its own pool (its target, any spec, checked when built) and passes False.
+    """
     if args.train_for not in TRAIN_FOR:
         raise ValueError(f"train_for must be one of {', '.join(TRAIN_FOR)}, got {args.train_for!r}")
     for name in ("num_envs", "minibatch_size", "update_epochs", "checkpoint_every", "max_exploiters"):
@@ -366,7 +370,10 @@ def check_args(args: Args) -> None:
         table = make_game(args.game, players=args.players, **args.game_options)
     except Exception:  # noqa: BLE001 - reported by the checks of the game itself
         table = None
-    _check_agent_names("heuristics", args.heuristics, table)
+    if pool:
+        _check_agent_names("heuristics", args.heuristics, table)
+    elif not isinstance(args.heuristics, list) or not all(isinstance(h, str) for h in args.heuristics):
+        raise ValueError(f"heuristics must be a list of agent specs, got {args.heuristics!r:.80}")
     _check_agent_names("eval_opponents", args.eval_opponents, table)
     if not 0.0 <= args.opponent_weight <= 1.0:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
@@ -1234,7 +1241,7 @@ def train(
     where the decision schedule had it when this invocation started.
     """
     t_start = time.perf_counter()
-    check_args(args)
+    check_args(args, pool=opponents is None)
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
