@@ -55,8 +55,10 @@ HUGE_INT = "9" * 5000  # a JSON integer past Python's 4,300-digit limit (written
 AGENT_CAPS = {"worlds": 100_000, "top_k": 100_000, "oversample": 100_000, "horizon": 100_000, "max_rows": 10**7}
 ANY_CAP = 10**9
 BH_1HAND = {"game": "bobs_hat", "players": "4", "hands": "1", "opponents": "random", "seat": "0"}
-# what the server's own pages send with a request (a browser names the page's origin)
-PAGE = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"}
+# what the server's own pages send with a request (a browser names the page's origin; common.js and
+# records.js add X-Bobshat, which the server requires of an upload: no other origin can send it without
+# a preflight)
+PAGE = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin", "X-Bobshat": "1"}
 
 
 def fuzz_settings(n: int) -> settings:
@@ -244,6 +246,10 @@ def requests(draw: Any, server: Server, methods: tuple[str, ...] = ("GET", "POST
         headers["Origin"] = draw(st.sampled_from([*FOREIGN_ORIGINS, "http://127.0.0.1"]))
     if draw(st.integers(0, 3)) == 0:
         headers["Sec-Fetch-Site"] = draw(st.sampled_from([*SEC_FETCH_SITES, "same-origin", "none"]))
+    if draw(st.integers(0, 3)) != 0:  # mostly as the pages send it (uploads need it), sometimes not or wrong
+        headers["X-Bobshat"] = "1"
+    elif draw(st.booleans()):
+        headers["X-Bobshat"] = draw(st.sampled_from(["0", "", "yes", "1 1"]))
     if path == "/api/uploads":
         record = json.dumps(server.app.state.store._games[server.finished].record) + "\n"
         body: str | bytes = draw(upload_bodies(record))
@@ -332,6 +338,34 @@ def test_requests_from_another_origin_change_nothing(server):
             req["headers"]["Content-Type"] = kind + ("; boundary=xyz" if kind.startswith("multipart") else "")
         before = server.state()
         check_response(server, req, server.client.request(**req), before)
+
+    prop()
+
+
+def test_an_upload_without_the_page_header_is_refused_and_changes_nothing(server):
+    """``X-Bobshat: 1`` is what a page of another origin cannot send without a preflight: without it, no upload."""
+    record = json.dumps(server.app.state.store._games[server.finished].record) + "\n"
+
+    @fuzz_settings(12)
+    @given(
+        body=st.one_of(st.just(record.encode()), upload_bodies(record)),
+        form=st.booleans(),
+        header=st.sampled_from([None, "", "0", "true", "yes", "11", "1 1"]),
+    )
+    def prop(body: bytes, form: bool, header: str | None) -> None:
+        server.refresh()
+        headers = {k: v for k, v in PAGE.items() if k != "X-Bobshat"}
+        if header is not None:
+            headers["X-Bobshat"] = header
+        req: dict[str, Any] = {"method": "POST", "url": "/api/uploads", "params": {"name": "g.jsonl"}}
+        if form:
+            req |= {"headers": headers, "content": None, "files": {"file": ("g.jsonl", body, "application/x-ndjson")}}
+        else:
+            req |= {"headers": {**headers, "Content-Type": "application/x-ndjson"}, "content": body}
+        before = server.state()
+        r = server.client.request(**req)
+        check_response(server, {**req, "content": body}, r, before)
+        assert r.status_code == 403 and "X-Bobshat" in r.json()["error"], f"{shown(req)}: {r.status_code} {r.text}"
 
     prop()
 

@@ -151,6 +151,24 @@ def test_unknown_bot_names_are_refused_listing_the_known_ones(tmp_path, capsys, 
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("flag", ["heuristics", "eval-opponents"])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("ppo:/etc/passwd", "is not an agent name"),
+        ("strong:seed=5", "is not an agent name"),
+        ("bid=random+play=strong", "is not an agent name"),
+        ("ppo", "needs a checkpoint"),
+    ],
+)
+def test_bots_the_pool_cannot_make_by_name_are_refused_before_the_run(tmp_path, capsys, flag, value, words):
+    """The pool and the evaluation build their bots by name: a spec with a file or options (or a name that
+    needs one) was left out with a warning, or failed mid-run (found by tests/test_fuzz_cli.py)."""
+    assert _train(tmp_path, f"--{flag}", value) == 2
+    _one_line_error(capsys.readouterr().err, flag.replace("-", "_"), words)
+    assert not any(tmp_path.iterdir())
+
+
 # --------------------------------------------------------------------------
 # 3. --resume with another run's checkpoint
 @pytest.mark.parametrize(

@@ -408,10 +408,28 @@ def test_a_huge_integer_in_a_record_is_reported_on_its_line(server):
     assert r.status_code == 201, r.text
     items = r.json()["records"]
     assert [i["ok"] for i in items] == [True, True, False] and items[2]["line"] == 3
-    assert "cannot be read" in items[2]["faults"][0]
+    assert "line 3 holds a number too long to read" in items[2]["faults"][0]
     (records / "old.jsonl").write_bytes(good + huge)
     listed = client.get("/api/records")
     assert listed.status_code == 200 and [i["ok"] for i in listed.json()["files"][0]["records"]] == [True, True, False]
+
+
+def test_a_record_escaping_half_a_character_is_listed_not_a_server_error(server):
+    """JSON's ``"\\udcff"`` parses to a lone surrogate, which UTF-8 cannot encode (found by tests/test_fuzz_web.py)."""
+    client, records, _ = server
+    good = _records(records)
+    first = json.loads(good.splitlines()[0])
+    first["agents"][0] = "\udcff"
+    bad = json.dumps(first).encode() + b"\n"  # ASCII text: the surrogate is written as an escape
+    r = client.post("/api/uploads", content=bad, headers=UPLOAD)
+    assert r.status_code == 201, r.text
+    assert r.json()["records"][0]["agents"][0] == "\udcff"
+    uid = r.json()["id"]
+    shown = client.get(f"/api/replay?upload={uid}&record=0")
+    assert shown.status_code == 200, shown.text
+    (records / "old.jsonl").write_bytes(bad)
+    listed = client.get("/api/records")
+    assert listed.status_code == 200 and listed.json()["files"][0]["records"][0]["agents"][0] == "\udcff"
 
 
 # --------------------------------------------------------------------------
@@ -471,6 +489,22 @@ def test_serve_refuses_bad_flags_in_one_line_naming_the_flag(tmp_path, capsys, a
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+    assert not (tmp_path / "recs").exists()  # nothing made
+
+
+@pytest.mark.parametrize("why", ["agents", "port"])
+def test_serve_refused_for_its_agents_or_port_makes_no_records_folder(tmp_path, capsys, why):
+    """Everything is checked before the records folder is made (found by tests/test_fuzz_cli.py)."""
+    from bobshat_env.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1]) if why == "port" else "0"
+        args = ["--agents", "pimc:max_rows=-1"] if why == "agents" else []
+        code = main(["serve", "--records-dir", str(tmp_path / "recs"), "--port", port, *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and ("--agents" if why == "agents" else f"127.0.0.1:{port}") in err, err
     assert not (tmp_path / "recs").exists()  # nothing made
 
 

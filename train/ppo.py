@@ -339,8 +339,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-def check_args(args: Args) -> None:
-    """Reject settings that cannot run, naming the field."""
+def check_args(args: Args, pool: bool = True) -> None:
+    """Reject settings that cannot run, naming the field.
+
+    pool: whether the opponent pool is made of ``heuristics`` by name (``train``); an exploit run brings
+    its own pool (its target, any spec, checked when built) and passes False.
+    """
     if args.train_for not in TRAIN_FOR:
         raise ValueError(f"train_for must be one of {', '.join(TRAIN_FOR)}, got {args.train_for!r}")
     for name in ("num_envs", "minibatch_size", "update_epochs", "checkpoint_every", "max_exploiters"):
@@ -362,8 +366,15 @@ def check_args(args: Args) -> None:
     shape_error = hidden_shape_error(args.hidden)  # the loader's schema: what trains must load
     if shape_error:
         raise ValueError(f"hidden must be {shape_error}")
-    _check_agent_names("heuristics", args.heuristics)
-    _check_agent_names("eval_opponents", args.eval_opponents)
+    try:  # the bots are built on the run's game (its own checks name a bad game or option first)
+        table = make_game(args.game, players=args.players, **args.game_options)
+    except Exception:  # noqa: BLE001 - reported by the checks of the game itself
+        table = None
+    if pool:
+        _check_agent_names("heuristics", args.heuristics, table)
+    elif not isinstance(args.heuristics, list) or not all(isinstance(h, str) for h in args.heuristics):
+        raise ValueError(f"heuristics must be a list of agent specs, got {args.heuristics!r:.80}")
+    _check_agent_names("eval_opponents", args.eval_opponents, table)
     if not 0.0 <= args.opponent_weight <= 1.0:
         raise ValueError(f"opponent_weight must be in [0, 1], got {args.opponent_weight}")
     if not 0.0 <= args.self_play_prob <= 1.0:
@@ -388,17 +399,29 @@ def check_args(args: Args) -> None:
             raise ValueError(f"{f.name} must be {want}, got {value:,}")
 
 
-def _check_agent_names(name: str, specs: Any) -> None:
-    """Each of ``specs`` names a registered agent (``NAME`` or ``NAME:options``; composites pass here and are
-    checked when built); a typo is an error listing the known names, not a bot silently left out."""
+def _check_agent_names(name: str, specs: Any, game: Any = None) -> None:
+    """Each of ``specs`` is a registered agent's name that builds alone: the opponent pool and the evaluation
+    make their bots by name (``strong``), so a spec with options or a file (``ppo:PATH``, ``bid=...``), a
+    name that needs one (``ppo``), or a typo would be left out with at most a warning; refused here instead,
+    before anything is made. ``game``: the run's game, to build each name on (None: names only)."""
     if not isinstance(specs, list) or not all(isinstance(spec, str) for spec in specs):
         raise ValueError(f"{name} must be a list of agent names, got {specs!r:.80}")
     known = available()
     for spec in specs:
-        if spec.startswith(("bid=", "play=")):
-            continue
-        if spec.partition(":")[0].strip() not in known:
-            raise ValueError(f"{name}: unknown agent {spec!r}; known agents: {', '.join(known)}")
+        if spec not in known:
+            if spec.partition(":")[0].strip() in known or spec.startswith(("bid=", "play=")):
+                raise ValueError(
+                    f"{name}: {spec[:80]!r} is not an agent name; {name} takes registered names only "
+                    f"(no options or files): {', '.join(known)}"
+                )
+            raise ValueError(f"{name}: unknown agent {spec[:80]!r}; known agents: {', '.join(known)}")
+        if game is not None:
+            from agents import make_agent  # noqa: PLC0415
+
+            try:
+                make_agent(spec, game, seed=0)
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{name}: {spec!r} cannot be used by name ({err})") from None
 
 
 # Ranges (inclusive; None: open) of the numeric fields the checks above leave open. Seeds are 64-bit
@@ -1218,7 +1241,7 @@ def train(
     where the decision schedule had it when this invocation started.
     """
     t_start = time.perf_counter()
-    check_args(args)
+    check_args(args, pool=opponents is None)
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written

@@ -62,7 +62,7 @@ def serve(
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
     from ..paths import check_writable  # noqa: PLC0415
-    from .session import RECORDS_FILE  # noqa: PLC0415
+    from .session import RECORDS_FILE, AgentCatalog  # noqa: PLC0415
 
     if not host.strip():
         raise ConfigError("--host must name an address (127.0.0.1, 0.0.0.0), got ''")
@@ -85,16 +85,26 @@ def serve(
                 break
         if not folder.parent.is_dir():
             raise ConfigError(f"--records-dir: the folder {folder.parent} does not exist")
+    # everything else is checked before the records folder is made: a refused command leaves no folder behind
+    catalog = AgentCatalog(list(agents))
+    _check_port(host, port)
+    made = False
+    if not folder.is_dir():
         try:
             folder.mkdir()
         except OSError as err:
             raise ConfigError(f"--records-dir: cannot make {folder}: {err.strerror or err}") from None
-    check_writable(folder / RECORDS_FILE, "--records-dir", append=True)
-    _check_port(host, port)
+        made = True
+    try:
+        check_writable(folder / RECORDS_FILE, "--records-dir", append=True)
+    except BaseException:
+        if made:  # the folder made just now goes again: nothing on disk changed
+            folder.rmdir()
+        raise
     loopback = _is_loopback(host)
     app = create_app(
         folder,
-        agents=list(agents),
+        catalog=catalog,
         idle_timeout=idle_timeout,
         max_games=max_games,
         max_upload=max_upload,

@@ -72,7 +72,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import JSONResponse as _StarletteJSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -88,6 +89,14 @@ _CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
+
+
+class JSONResponse(_StarletteJSONResponse):
+    """JSON in ASCII (``\\u`` escapes): a record may hold an unpaired surrogate (JSON's ``"\\udcff"``), which
+    UTF-8 cannot encode; Starlette's own rendering (``ensure_ascii=False``) then failed with a 500."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 SAFE_SITES = ("same-origin", "none")  # Sec-Fetch-Site of this server's own pages, or of a typed address
@@ -328,16 +337,19 @@ def create_app(
     clock: Any = time.monotonic,
     sweep_every: float | None = None,
     shipped: Path | None = None,
+    catalog: AgentCatalog | None = None,
 ) -> Starlette:
     """The web app. ``records_dir`` must exist; ``agents`` are specs to preload (``--agents``).
 
     allowed_hosts: Host header values accepted (default the loopback names);
     ``["*"]`` accepts any (``--host 0.0.0.0``). clock: seconds, for the idle
     timeout. sweep_every: seconds between clean-ups (default a quarter of the
-    timeout, at most a minute).
+    timeout, at most a minute). catalog: the agents on offer, already built
+    from ``agents`` (and ``shipped``), which are then ignored.
     """
     folder = Path(records_dir).resolve()  # a relative folder means the one at start, whatever the cwd later
-    catalog = AgentCatalog(agents or (), shipped=shipped)
+    if catalog is None:  # (``serve`` builds it first: a bad --agents is refused before the folder is made)
+        catalog = AgentCatalog(agents or (), shipped=shipped)
     store = SessionStore(folder, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
     sources = ReplaySources(folder, max_upload)
     meta_cache: dict[str, Any] = {}
