@@ -17,7 +17,9 @@ class LiveServer:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        # keep-alive well past uvicorn's 5 s: on a loaded machine a client that reuses a connection just as the
+        # server closes it for idleness gets a ReadError (seen once in the 50-game test at load 15)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_keep_alive=120)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
