@@ -271,6 +271,7 @@ class _Chunk:
     seed: int
     duplicate: bool
     record: bool
+    vr: tuple[str, int] | None = None  # variance reduction: (value checkpoint, fresh deals per chance event)
 
 
 @dataclass
@@ -280,6 +281,8 @@ class _ChunkResult:
     counters: dict[str, np.ndarray]
     records: list[dict]
     decisions: int
+    cv: np.ndarray | None = None  # (G, 2, P) control-variate sums (train/variance.py), with chunk.vr
+    cv_seconds: float = 0.0
 
 
 # ==========================================================================
@@ -434,16 +437,19 @@ class HandStats:
 
 
 class _Observers:
-    """Forwards the arena's per-step hook to the hand statistics and an optional Recorder."""
+    """Forwards the arena's per-step hook to the hand statistics, an optional Recorder and control variates."""
 
-    def __init__(self, stats: HandStats, recorder: Any = None) -> None:
+    def __init__(self, stats: HandStats, recorder: Any = None, cv: Any = None) -> None:
         self.stats = stats
         self.recorder = recorder
+        self.cv = cv
 
     def observe_step(self, before: Any, actions: Any, active: Any, res: Any, state: Any) -> None:
         self.stats.observe_step(before, actions, active, res, state)
         if self.recorder is not None:
             self.recorder.observe_step(before, actions, active, res, state)
+        if self.cv is not None:
+            self.cv.observe_step(before, actions, active, res, state)
 
     def records(self) -> list[dict]:
         return self.recorder.records() if self.recorder is not None else []
@@ -456,15 +462,26 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     seating = np.tile(chunk.seatings, (deals.size, 1))  # game j: deal j // R, seating j % R
     agents = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(chunk.names)]
     counters = new_counters(game.name, len(chunk.names))
+    collectors: list[tuple[np.ndarray, Any]] = []
+    value = None
+    if chunk.vr is not None:
+        from train.variance import PolicyValue  # noqa: PLC0415 - torch, only with variance reduction
+
+        value = PolicyValue(game, chunk.vr[0])
 
     def factory(g: Game, state: Any, ids: np.ndarray) -> _Observers:
-        recorder = None
+        recorder = cv = None
         if chunk.record:
             from bobshat_env.records import Recorder  # noqa: PLC0415 - only when recording
 
             recorder = Recorder(g, state)
             recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
-        return _Observers(HandStats(g, state, seating[ids], counters), recorder)
+        if value is not None:
+            from train.variance import ControlVariates  # noqa: PLC0415
+
+            cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1])
+            collectors.append((ids, cv))
+        return _Observers(HandStats(g, state, seating[ids], counters), recorder, cv)
 
     res = play_duplicate(
         game,
@@ -476,7 +493,13 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
         recorder_factory=factory,
         progress=progress,
     )
-    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions)
+    cv = None
+    if value is not None:
+        cv = np.zeros((res.totals.shape[0], 2, game.players))
+        for ids, c in collectors:
+            cv[ids] = c.terms
+    seconds = sum(c.seconds for _, c in collectors)
+    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions, cv, seconds)
 
 
 # ==========================================================================
@@ -584,6 +607,11 @@ class Evaluation:
     seconds: float = 0.0
     workers: int = 1
     ray_address: str | None = None
+    cv: np.ndarray | None = None  # (G, 2, P) control-variate sums per game and seat (train/variance.py)
+    cv_seconds: float = 0.0  # time the control variates took (inside ``seconds``)
+    vr_value: str | None = None  # the value checkpoint of the control variates
+    vr_fresh: int = 0
+    vr_off: str | None = None  # why variance reduction is off, when it is
     _summary: dict | None = field(default=None, repr=False)
 
     @property
@@ -680,9 +708,34 @@ class Evaluation:
                 "seats": seats,
                 "run": {"seconds": round(self.seconds, 3), "decisions": self.decisions, "workers": self.workers}
                 | ({"ray_address": self.ray_address} if self.ray_address is not None else {}),
+                "variance_reduction": self._variance_reduction(x),
             }
         )
         return self._summary
+
+    def _variance_reduction(self, x: np.ndarray) -> dict:
+        """The reduced estimates next to the plain ones (schema in the module docstring)."""
+        if self.cv is None:
+            return {"enabled": False, "reason": self.vr_off or "off"}
+        from train.variance import reduced_stats  # noqa: PLC0415
+
+        H = self.hands
+        c = np.stack([self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])], axis=2)  # (D, E, 2)
+        agents = []
+        for a, name in enumerate(self.names):
+            agents.append({"name": name} | reduced_stats(x[:, a], c[:, a]))
+        pairwise = []
+        for a, b in itertools.combinations(range(len(self.names)), 2):
+            both = reduced_stats(x[:, a] - x[:, b], c[:, a] - c[:, b])
+            pairwise.append({"a": self.names[a], "b": self.names[b]} | both)
+        return {
+            "enabled": True,
+            "value": self.vr_value,
+            "fresh_deals": self.vr_fresh,
+            "seconds": round(self.cv_seconds, 3),
+            "agents": agents,
+            "pairwise": pairwise,
+        }
 
     def _bid_report(self, a: int) -> dict:
         c = {k: v[a] for k, v in self.counters.items()}
@@ -787,12 +840,19 @@ def evaluate(
     progress: bool = False,
     mp_context: str = "spawn",
     ray_address: str | None = None,
+    variance_reduction: bool = False,
+    vr_value: str | None = None,
+    vr_fresh: int | None = None,
 ) -> Evaluation:
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
     See the module docstring for duplicate play, the statistics and the
     reproducibility guarantee. ``records_path``: write every game (docs/records.md)
     there, in game order. ``progress``: a progress bar on stderr.
+    ``variance_reduction``: also compute the control variates of
+    :mod:`train.variance` with the value head of ``vr_value`` (default: the
+    table's shipped checkpoint; off, with the reason in the report, when
+    there is none), ``vr_fresh`` fresh deals per chance event.
     ``mp_context``: how worker processes start; ``spawn`` (default) is safe
     with agents that use torch; ``fork`` also sees agents registered at run
     time (tests).
@@ -815,8 +875,9 @@ def evaluate(
     R = table.shape[0]
     per_chunk = max(1, min(batch_size // R, -(-deals // 4)))  # at least 4 chunks when deals allow
     record = records_path is not None
+    vr, vr_off = _vr_setup(game, variance_reduction, vr_value, vr_fresh)
     chunks = [
-        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record)
+        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record, vr)
         for i, d0 in enumerate(range(0, deals, per_chunk))
     ]
     bar = ProgressBar(deals * R, "games", enabled=progress)
@@ -884,7 +945,30 @@ def evaluate(
         seconds=time.perf_counter() - t0,
         workers=workers,
         ray_address=ray_address,
+        cv=None if vr is None else np.concatenate([r.cv for r in ordered], axis=0),
+        cv_seconds=sum(r.cv_seconds for r in ordered),
+        vr_value=None if vr is None else vr[0],
+        vr_fresh=0 if vr is None else vr[1],
+        vr_off=vr_off,
     )
+
+
+def _vr_setup(game: Game, on: bool, value: str | None, fresh: int | None) -> tuple[tuple[str, int] | None, str | None]:
+    """((value checkpoint, fresh deals), None) when variance reduction runs, else (None, why not)."""
+    if not on:
+        return None, "off"
+    from train.variance import DEFAULT_FRESH, shipped_value_path  # noqa: PLC0415
+
+    fresh = DEFAULT_FRESH if fresh is None else int(fresh)
+    if fresh < 1:
+        raise ValueError(f"vr_fresh must be at least 1, got {fresh}")
+    path = value or shipped_value_path(game)
+    if path is None:
+        return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
+    from agents.ppo_agent import load_policy  # noqa: PLC0415 - check it loads for this game before any play
+
+    load_policy(path, game)
+    return (str(path), fresh), None
 
 
 # ==========================================================================
@@ -1061,7 +1145,36 @@ def format_report(summary: dict) -> str:
     where = f" on Ray ({run['ray_address']}, {run['workers']} CPUs)" if run.get("ray_address") else ""
     where = where or f" with {run['workers']} worker(s)"
     lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s{where}")
+    lines.extend(_vr_lines(summary, w))
     return "\n".join(lines)
+
+
+def _vr_lines(summary: dict, w: int) -> list[str]:
+    """The report's variance-reduction section: plain and reduced estimates side by side."""
+    vr = summary.get("variance_reduction") or {}
+    if not vr.get("enabled"):
+        return [f"variance reduction: off ({vr['reason']})"] if vr.get("reason") not in (None, "off") else []
+    out = ["", "variance-reduced estimates (control variates, docs/variance_reduction.md; unbiased, plain kept above)"]
+    out.append(f"{'':<{w}}{'plain per hand':>22}{'reduced per hand':>22}{'variance /':>12}")
+    plain = {a["name"]: (a["mean_per_hand"], a["ci95"]) for a in summary["agents"]}
+    for r in vr["agents"]:
+        m, ci = plain[r["name"]]
+        f = r["variance_factor"]
+        fs = "-" if f is None else f"{f:.2f}"
+        out.append(f"{r['name']:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
+    pp = {(d["a"], d["b"]): (d["diff_per_hand"], d["ci95"]) for d in summary["pairwise"]}
+    for r in vr["pairwise"]:
+        m, ci = pp[(r["a"], r["b"])]
+        f = r["variance_factor"]
+        label = f"{r['a']} - {r['b']}"
+        fs = "-" if f is None else f"{f:.2f}"
+        out.append(f"{label:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
+    total = summary["run"]["seconds"]
+    out.append(
+        f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event; "
+        f"the estimate took {vr['seconds']:.1f} s of the {total:.1f} s (playing: {total - vr['seconds']:.1f} s)"
+    )
+    return out
 
 
 def _bh_bid_table(summary: dict, w: int) -> list[str]:
@@ -1248,6 +1361,9 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         records_path=args.records,
         progress=not args.quiet,
         ray_address=getattr(args, "ray_address", None),
+        variance_reduction=getattr(args, "variance_reduction", False),
+        vr_value=getattr(args, "vr_value", None),
+        vr_fresh=getattr(args, "vr_fresh", None),
     )
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr
