@@ -391,6 +391,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
     )
     p.add_argument("--vr-fresh", type=int_range(1, 1024), default=8, help="fresh deals per chance event (default 8)")
+    p.add_argument(
+        "--vr-decisions",
+        choices=("bids", "all", "none"),
+        default="bids",
+        help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
+        "all (card play too, slower), none (default bids)",
+    )
     p.set_defaults(func=cmd_eval)
     p = sub.add_parser("bids", help="bidding benchmark: regret against hindsight and information-set oracles")
     _add_game_options(p)

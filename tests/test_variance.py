@@ -122,9 +122,8 @@ def test_toy_game_with_wrong_probabilities_is_biased():
     assert abs(np.mean(est) - TRUE_TOY) > 8 * se
 
 
-def test_in_sample_beta_on_a_term_that_depends_on_the_outcome_is_biased_but_crossfit_is_not():
-    """A term that leaks the outcome (not zero-mean) must show as bias; cross-fitting alone cannot save it,
-    while a zero-mean term with an in-fold fitted beta would: here we check the leak is caught."""
+def test_a_term_that_depends_on_the_outcome_is_caught():
+    """Break: a 'control variate' built from the outcome itself (mean E|y| != 0) biases the estimate."""
     gen = np.random.default_rng(4)
     est = []
     for _ in range(400):
@@ -135,8 +134,7 @@ def test_in_sample_beta_on_a_term_that_depends_on_the_outcome_is_biased_but_cros
 
 
 def test_crossfit_beta_uses_only_the_other_fold():
-    """Changing the deals of fold 0 must not change the reduced values of fold 1's... beta (fitted on fold 0),
-    but must leave fold 0's own beta (fitted on fold 1) untouched."""
+    """Changing the deals of fold 0 changes fold 1's beta (fitted on fold 0), never fold 0's own."""
     gen = np.random.default_rng(5)
     D = 4 * MIN_FIT
     y, c = gen.normal(size=D), gen.normal(size=(D, 2))
@@ -219,7 +217,7 @@ def test_successor_values_step_each_legal_action(bh):
     state = bh.init(rng.game_keys(13, np.arange(5)))
     value = _TrumpCount(bh)
     mask = bh.legal_action_mask(state)
-    q = successor_values(bh, value, state, mask)
+    q = successor_values(bh, value, state, mask, every_seat=True)
     assert np.all(q[~mask] == 0)
     for g in range(5):
         for a in np.nonzero(mask[g])[0]:
@@ -228,13 +226,13 @@ def test_successor_values_step_each_legal_action(bh):
             assert np.allclose(q[g, a], value.seat_values(s)[0])
 
 
-def _play_with_cv(game, agents, seating, value, seed=3):
+def _play_with_cv(game, agents, seating, value, seed=3, decisions="all"):
     from agents.arena import play_games
 
     made = []
 
     def factory(g, state, ids):
-        made.append(ControlVariates(g, state, agents, seating[ids], value, 2))
+        made.append(ControlVariates(g, state, agents, seating[ids], value, 2, decisions))
         return made[-1]
 
     n = seating.shape[0]
@@ -249,9 +247,68 @@ def test_collector_gives_zero_decision_terms_to_deterministic_agents_and_terms_t
     n = 48
     agents = [make_agent(s, bh, seed=i) for i, s in enumerate(["simple", "random"])]
     res, terms = _play_with_cv(bh, agents, np.tile([0, 1, 0, 1], (n, 1)), value)
-    assert res.totals.shape == (n, 4) and terms.shape == (n, 2, 4)
+    assert res.totals.shape == (n, 4) and terms.shape == (n, 3, 4)
     assert np.abs(terms[:, 0]).sum() > 0  # chance terms at every deal
-    assert np.abs(terms[:, 1]).sum() > 0  # random's decisions
+    assert np.abs(terms[:, 1]).sum() > 0 and np.abs(terms[:, 2]).sum() > 0  # random's bids and card plays
+    # with decisions="bids" the card plays get none
+    _, bids_only = _play_with_cv(bh, agents, np.tile([0, 1, 0, 1], (8, 1)), value, decisions="bids")
+    assert np.all(bids_only[:, 2] == 0) and np.abs(bids_only[:, 1]).sum() > 0
     # deterministic agents' decisions add nothing: a table of 'simple' only has no decision terms
     _, terms = _play_with_cv(bh, [make_agent("simple", bh, seed=0)], np.zeros((8, 4), dtype=np.int64), value)
-    assert np.all(terms[:, 1] == 0) and np.abs(terms[:, 0]).sum() > 0
+    assert np.all(terms[:, 1:] == 0) and np.abs(terms[:, 0]).sum() > 0
+
+
+def test_actor_only_successor_values_spread_the_margin(bh):
+    """The cheap form: the actor's value v, every other seat -v/(P-1); every_seat gives each its own."""
+    from bobshat_env.core import rng
+
+    state = bh.init(rng.game_keys(14, np.arange(3)))
+    value = _TrumpCount(bh)
+    mask = bh.legal_action_mask(state)
+    cheap = successor_values(bh, value, state, mask)
+    full = successor_values(bh, value, state, mask, every_seat=True)
+    actor = state.cur.astype(np.int64)
+    for g in range(3):
+        legal = mask[g]
+        assert np.allclose(cheap[g, legal, actor[g]], full[g, legal, actor[g]])
+        others = np.delete(cheap[g][legal], actor[g], axis=1)
+        assert np.allclose(others, -cheap[g, legal, actor[g]][:, None] / 3)
+
+
+# --------------------------------------------------------------------------
+# End to end: bobshat eval's summary and report
+def test_evaluate_reports_reduced_estimates_next_to_unchanged_plain_ones(bh):
+    from train.evaluate import evaluate, format_report
+
+    specs = ["simple", "random", "simple", "random"]
+    plain = evaluate(bh, specs, 2, seed=5)
+    ev = evaluate(bh, specs, 2, seed=5, variance_reduction=True, vr_fresh=2, vr_decisions="all")
+    assert np.array_equal(plain.totals, ev.totals)  # the estimate only watches: same games, same scores
+    assert ev.cv.shape == (ev.totals.shape[0], 3, 4) and np.abs(ev.cv).sum() > 0
+    s = ev.summary()
+    vr = s["variance_reduction"]
+    assert vr["enabled"] and vr["fresh_deals"] == 2 and vr["decisions"] == "all" and vr["seconds"] > 0
+    assert vr["value"].endswith("bobs_hat_4p.pt")
+    assert [a["name"] for a in vr["agents"]] == ["simple", "random"]
+    for r in vr["agents"] + vr["pairwise"]:
+        assert set(r) >= {"mean", "ci95", "variance_factor", "beta"}
+    # with 2 deals beta is 1: the reduced mean is the plain one minus the mean of the terms per hand
+    H = bh.config.hands
+    x = ev.per_deal(ev.totals / H)
+    c = sum(ev.per_deal(ev.cv[:, t] / H) for t in range(3))
+    assert np.isclose(vr["agents"][0]["mean"], float((x[:, 0] - c[:, 0]).mean()))
+    text = format_report(s)
+    assert "variance-reduced estimates" in text and "reduced per hand" in text
+    assert plain.summary()["variance_reduction"] == {"enabled": False, "reason": "off"}
+    assert "variance-reduced" not in format_report(plain.summary())
+
+
+def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
+    import train.variance
+    from train.evaluate import evaluate, format_report
+
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    ev = evaluate(bh, ["simple", "random", "simple", "random"], 1, seed=5, variance_reduction=True)
+    vr = ev.summary()["variance_reduction"]
+    assert not vr["enabled"] and "no shipped policy" in vr["reason"]
+    assert "variance reduction: off (no shipped policy" in format_report(ev.summary())

@@ -271,7 +271,7 @@ class _Chunk:
     seed: int
     duplicate: bool
     record: bool
-    vr: tuple[str, int] | None = None  # variance reduction: (value checkpoint, fresh deals per chance event)
+    vr: tuple[str, int, str] | None = None  # variance reduction: (value checkpoint, fresh deals, decisions)
 
 
 @dataclass
@@ -281,7 +281,7 @@ class _ChunkResult:
     counters: dict[str, np.ndarray]
     records: list[dict]
     decisions: int
-    cv: np.ndarray | None = None  # (G, 2, P) control-variate sums (train/variance.py), with chunk.vr
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums (train/variance.py), with chunk.vr
     cv_seconds: float = 0.0
 
 
@@ -479,7 +479,7 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
         if value is not None:
             from train.variance import ControlVariates  # noqa: PLC0415
 
-            cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1])
+            cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1], chunk.vr[2])
             collectors.append((ids, cv))
         return _Observers(HandStats(g, state, seating[ids], counters), recorder, cv)
 
@@ -495,7 +495,7 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     )
     cv = None
     if value is not None:
-        cv = np.zeros((res.totals.shape[0], 2, game.players))
+        cv = np.zeros((res.totals.shape[0], 3, game.players))
         for ids, c in collectors:
             cv[ids] = c.terms
     seconds = sum(c.seconds for _, c in collectors)
@@ -607,10 +607,11 @@ class Evaluation:
     seconds: float = 0.0
     workers: int = 1
     ray_address: str | None = None
-    cv: np.ndarray | None = None  # (G, 2, P) control-variate sums per game and seat (train/variance.py)
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums per game and seat (train/variance.py)
     cv_seconds: float = 0.0  # time the control variates took (inside ``seconds``)
     vr_value: str | None = None  # the value checkpoint of the control variates
     vr_fresh: int = 0
+    vr_decisions: str = ""
     vr_off: str | None = None  # why variance reduction is off, when it is
     _summary: dict | None = field(default=None, repr=False)
 
@@ -732,6 +733,7 @@ class Evaluation:
             "enabled": True,
             "value": self.vr_value,
             "fresh_deals": self.vr_fresh,
+            "decisions": self.vr_decisions,
             "seconds": round(self.cv_seconds, 3),
             "agents": agents,
             "pairwise": pairwise,
@@ -843,6 +845,7 @@ def evaluate(
     variance_reduction: bool = False,
     vr_value: str | None = None,
     vr_fresh: int | None = None,
+    vr_decisions: str = "bids",
 ) -> Evaluation:
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
@@ -852,7 +855,9 @@ def evaluate(
     ``variance_reduction``: also compute the control variates of
     :mod:`train.variance` with the value head of ``vr_value`` (default: the
     table's shipped checkpoint; off, with the reason in the report, when
-    there is none), ``vr_fresh`` fresh deals per chance event.
+    there is none), ``vr_fresh`` fresh deals per chance event, and terms at
+    the decisions ``vr_decisions`` (bids, all, none) of agents whose action
+    probabilities are known.
     ``mp_context``: how worker processes start; ``spawn`` (default) is safe
     with agents that use torch; ``fork`` also sees agents registered at run
     time (tests).
@@ -875,7 +880,7 @@ def evaluate(
     R = table.shape[0]
     per_chunk = max(1, min(batch_size // R, -(-deals // 4)))  # at least 4 chunks when deals allow
     record = records_path is not None
-    vr, vr_off = _vr_setup(game, variance_reduction, vr_value, vr_fresh)
+    vr, vr_off = _vr_setup(game, variance_reduction, vr_value, vr_fresh, vr_decisions)
     chunks = [
         _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record, vr)
         for i, d0 in enumerate(range(0, deals, per_chunk))
@@ -949,26 +954,31 @@ def evaluate(
         cv_seconds=sum(r.cv_seconds for r in ordered),
         vr_value=None if vr is None else vr[0],
         vr_fresh=0 if vr is None else vr[1],
+        vr_decisions="" if vr is None else vr[2],
         vr_off=vr_off,
     )
 
 
-def _vr_setup(game: Game, on: bool, value: str | None, fresh: int | None) -> tuple[tuple[str, int] | None, str | None]:
-    """((value checkpoint, fresh deals), None) when variance reduction runs, else (None, why not)."""
+def _vr_setup(
+    game: Game, on: bool, value: str | None, fresh: int | None, decisions: str
+) -> tuple[tuple[str, int, str] | None, str | None]:
+    """((value checkpoint, fresh deals, decisions), None) when variance reduction runs, else (None, why not)."""
     if not on:
         return None, "off"
-    from train.variance import DEFAULT_FRESH, shipped_value_path  # noqa: PLC0415
+    from train.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path  # noqa: PLC0415
 
     fresh = DEFAULT_FRESH if fresh is None else int(fresh)
     if fresh < 1:
         raise ValueError(f"vr_fresh must be at least 1, got {fresh}")
+    if decisions not in DECISIONS:
+        raise ValueError(f"vr_decisions must be one of {', '.join(DECISIONS)}, got {decisions!r}")
     path = value or shipped_value_path(game)
     if path is None:
         return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
     from agents.ppo_agent import load_policy  # noqa: PLC0415 - check it loads for this game before any play
 
     load_policy(path, game)
-    return (str(path), fresh), None
+    return (str(path), fresh, decisions), None
 
 
 # ==========================================================================
@@ -1171,7 +1181,8 @@ def _vr_lines(summary: dict, w: int) -> list[str]:
         out.append(f"{label:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
     total = summary["run"]["seconds"]
     out.append(
-        f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event; "
+        f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event, "
+        f"terms at {vr['decisions']} decisions of agents with known probabilities; "
         f"the estimate took {vr['seconds']:.1f} s of the {total:.1f} s (playing: {total - vr['seconds']:.1f} s)"
     )
     return out
@@ -1364,6 +1375,7 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         variance_reduction=getattr(args, "variance_reduction", False),
         vr_value=getattr(args, "vr_value", None),
         vr_fresh=getattr(args, "vr_fresh", None),
+        vr_decisions=getattr(args, "vr_decisions", None) or "bids",
     )
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr

@@ -20,7 +20,7 @@ head):
 The sum of a seat's terms over a game has expectation zero whatever ``V``
 is; a good ``V`` makes it track the luck in the outcome. The reduced
 per-deal value is ``y_d - beta . c_d``: ``y_d`` the plain per-deal mean,
-``c_d`` its two sums of terms (chance, decisions), ``beta`` a regression
+``c_d`` its sums of terms (chance, bid decisions, card-play decisions), ``beta`` a regression
 coefficient fitted by *cross-fitting* (deals of one fold get the ``beta``
 fitted on the other fold), so ``beta`` is independent of the terms it
 multiplies and the estimate stays exactly unbiased; the fit only chooses
@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 VR_STREAM = 0x5EED_A1FA  # the fresh deals' key stream: a counter no engine stream uses
 DEFAULT_FRESH = 8  # fresh deals per chance event
 REWARD_SCALE = 0.1  # the shipped policies' reward_scale (configs/*.yaml): value head x 10 = points
-TERMS = ("chance", "decision")
+TERMS = ("chance", "bid", "play")  # the columns of the terms: chance, bid (and hat) decisions, card play
+DECISIONS = ("bids", "all", "none")  # which decisions of agents with known probabilities get a term
 
 
 # ==========================================================================
@@ -79,7 +80,7 @@ def chance_terms(v_actual: np.ndarray, v_fresh: np.ndarray) -> np.ndarray:
     return np.asarray(v_actual, dtype=np.float64) - np.asarray(v_fresh, dtype=np.float64).mean(axis=1)
 
 
-MIN_FIT = 50  # deals per fold below which beta is not fitted but 1 (the value function's terms as they are)
+MIN_FIT = 30  # deals per fold below which beta is not fitted but 1 (the value function's terms as they are)
 
 
 def _fit_beta(y: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -166,6 +167,19 @@ class PolicyValue:
                 out[s : s + 65536] = self.net(torch.from_numpy(obs[s : s + 65536]))[1].float().cpu().numpy()
         return out.reshape(P, n).T.astype(np.float64) / REWARD_SCALE
 
+    def values_of(self, state: Any, seat: np.ndarray) -> np.ndarray:
+        """(n,) the value of seat ``seat[i]`` in row i (one network row per game, not P)."""
+        import torch  # noqa: PLC0415
+
+        if state.batch_size == 0:
+            return np.zeros(0)
+        obs = self.game.observe(state, seat=np.asarray(seat, dtype=np.int64))
+        out = np.empty(obs.shape[0], dtype=np.float32)
+        with torch.inference_mode():
+            for s in range(0, obs.shape[0], 65536):
+                out[s : s + 65536] = self.net(torch.from_numpy(obs[s : s + 65536]))[1].float().cpu().numpy()
+        return out.astype(np.float64) / REWARD_SCALE
+
 
 def shipped_value_path(game: Any) -> str | None:
     """The table's shipped checkpoint (checkpoints/<game>_<P>p.pt) if there is one."""
@@ -194,12 +208,25 @@ def known_probs(agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray)
 
 # ==========================================================================
 # Collecting the terms during play
-def successor_values(game: Any, value: Any, state: Any, mask: np.ndarray) -> np.ndarray:
+def values_of(value: Any, state: Any, seat: np.ndarray) -> np.ndarray:
+    """(n,) the value of one seat per row: ``value.values_of`` if it has one, else from ``seat_values``."""
+    seat = np.asarray(seat, dtype=np.int64)
+    if hasattr(value, "values_of"):
+        return value.values_of(state, seat)
+    return value.seat_values(state)[np.arange(seat.shape[0]), seat]
+
+
+def successor_values(game: Any, value: Any, state: Any, mask: np.ndarray, every_seat: bool = False) -> np.ndarray:
     """(n, A, P) value of every legal action of each row of ``state`` (0 where illegal), per seat.
 
     Each legal action is applied to a copy of its row (``auto_deal`` off);
     an action that ends the hand is valued by the hand's realized margins
-    (:func:`hand_margins`), any other by ``value.seat_values`` of the next state.
+    (:func:`hand_margins`), any other by the value function of the next
+    state. With ``every_seat`` each seat's value is its own; otherwise
+    (P times cheaper) only the acting seat's value ``v`` is computed and
+    every other seat gets ``-v / (P - 1)`` (margins sum to zero over the
+    seats). Either is a function of (state, action) alone, which is all
+    a decision's control variate needs to have expectation zero.
     """
     n, A = mask.shape
     P = game.players
@@ -207,14 +234,20 @@ def successor_values(game: Any, value: Any, state: Any, mask: np.ndarray) -> np.
     q = np.zeros((n, A, P))
     if row.size == 0:
         return q
+    actor = state.cur[row].astype(np.int64)
     nxt = state.take(row)
     res = game.step(nxt, act, auto_deal=False, legal=mask[row])
     done = np.asarray(res.hand_done, dtype=bool)
     vals = np.empty((row.size, P))
     if done.any():
         vals[done] = hand_margins(np.asarray(res.rewards)[done])
-    if (~done).any():
-        vals[~done] = value.seat_values(nxt.take(np.nonzero(~done)[0]))
+    live = np.nonzero(~done)[0]
+    if every_seat and live.size:
+        vals[live] = value.seat_values(nxt.take(live))
+    elif live.size:
+        v = values_of(value, nxt.take(live), actor[live])
+        vals[live] = (-v / (P - 1))[:, None]
+        vals[live, actor[live]] = v
     q[row, act] = vals
     return q
 
@@ -246,14 +279,32 @@ def fresh_deal_values(game: Any, value: Any, state: Any, k: int) -> np.ndarray:
 class ControlVariates:
     """An arena observer that sums each (game, seat)'s control variates while the games are played.
 
-    ``terms`` (B, 2, P): per game, the sums of the chance terms (every deal
-    of every hand) and of the decision terms (every decision of an agent
-    with known probabilities), in points. ``seconds``: time spent here.
+    ``decisions``: ``bids`` (default) puts terms at the hat choices and bids
+    of agents with known probabilities, ``all`` at their card plays too
+    (many more, each costing one step and one network row per legal
+    action), ``none`` only at chance.
+
+    ``terms`` (B, 3, P): per game, the sums of the chance terms (every deal
+    of every hand), of the decision terms at hat choices and bids, and of
+    those at card plays (decisions of agents with known probabilities), in
+    points; the coefficients are fitted per column. ``seconds``: time spent here.
     """
 
-    def __init__(self, game: Any, state: Any, agents: list[Any], seating: np.ndarray, value: Any, fresh: int) -> None:
+    def __init__(
+        self,
+        game: Any,
+        state: Any,
+        agents: list[Any],
+        seating: np.ndarray,
+        value: Any,
+        fresh: int,
+        decisions: str = "bids",
+    ) -> None:
         t0 = time.perf_counter()
+        if decisions not in DECISIONS:
+            raise ValueError(f"decisions must be one of {', '.join(DECISIONS)}, got {decisions!r}")
         self.game, self.agents, self.value, self.fresh = game, agents, value, int(fresh)
+        self.decisions = decisions
         self.seating = np.asarray(seating, dtype=np.int64)  # (B, P) agent index per seat
         self.terms = np.zeros((state.batch_size, len(TERMS), game.players))
         live = np.nonzero(~game.done(state))[0]
@@ -270,6 +321,10 @@ class ControlVariates:
 
     def _decisions(self, actions: np.ndarray, active: np.ndarray) -> None:
         prev, game = self.prev, self.game
+        if self.decisions == "none":
+            return
+        if self.decisions == "bids":  # hat choices and bids only, not card play
+            active = active & (prev.phase != game.module.PLAY)
         rows = np.nonzero(active)[0]
         if rows.size == 0:
             return
@@ -286,7 +341,8 @@ class ControlVariates:
             if probs is None:
                 continue
             q = successor_values(game, self.value, sub, mask)
-            self.terms[r, 1] += decision_terms(q, probs, np.asarray(actions)[r])
+            col = np.where(sub.phase == game.module.PLAY, 2, 1)
+            self.terms[r, col] += decision_terms(q, probs, np.asarray(actions)[r])
 
     def observe_step(self, before: Any, actions: Any, active: Any, res: Any, state: Any) -> None:
         t0 = time.perf_counter()
