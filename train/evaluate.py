@@ -68,7 +68,19 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
                     "diff_per_game": float, "ci95_per_game": float}, ...],   # a minus b
       "seats": [{"seat": int, "mean_per_hand": float, "ci95": float}, ...],
       "run": {"seconds": float, "decisions": int, "workers": int,   # timing, not results
-              "ray_address": str}                   # only with --ray-address; workers: the cluster's CPUs
+              "ray_address": str},                  # only with --ray-address; workers: the cluster's CPUs
+      "variance_reduction": {                       # --variance-reduction (docs/variance_reduction.md)
+        "enabled": bool,
+        "reason": str,                              # only when not enabled: "off", or why not
+        "value": str, "fresh_deals": int,           # the value checkpoint; fresh deals per chance event
+        "decisions": "bids" | "all" | "none",       # which decisions of known-probability agents get terms
+        "seconds": float,                           # time the estimate took (part of run.seconds)
+        "agents": [{"name": str, "mean": float, "ci95": float,   # reduced score per hand, CI half-width
+                    "variance_factor": float,       # plain / reduced variance over deals (>1: fewer deals needed)
+                    "beta": [float, float, float]}, ...],   # coefficients of the chance / bid / play terms
+        "pairwise": [{"a": str, "b": str, "mean": float, "ci95": float,   # a minus b, paired over deals
+                      "variance_factor": float, "beta": [...]}, ...]
+      }
     }
 
 ``bids`` for Where's Bob's Hat?::
