@@ -312,3 +312,21 @@ def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
     vr = ev.summary()["variance_reduction"]
     assert not vr["enabled"] and "no shipped policy" in vr["reason"]
     assert "variance reduction: off (no shipped policy" in format_report(ev.summary())
+
+
+def test_cli_variance_reduction_flags(tmp_path, capsys):
+    import json
+
+    from bobshat_env.cli import main
+
+    out = tmp_path / "e.json"
+    assert main(["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet"]
+                + ["--variance-reduction", "--vr-fresh", "2", "--json", str(out)]) == 0  # fmt: skip
+    assert "variance-reduced estimates" in capsys.readouterr().out
+    vr = json.loads(out.read_text())["variance_reduction"]
+    assert vr["enabled"] and vr["fresh_deals"] == 2 and vr["decisions"] == "bids"
+    bad = ["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet", "--variance-reduction"]
+    assert main([*bad, "--vr-value", str(tmp_path / "none.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "--vr-value: no checkpoint at" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "none.pt").exists()

@@ -988,8 +988,12 @@ def _vr_setup(
     if path is None:
         return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
     from agents.ppo_agent import load_policy  # noqa: PLC0415 - check it loads for this game before any play
+    from bobshat_env.config import ConfigError  # noqa: PLC0415
 
-    load_policy(path, game)
+    try:
+        load_policy(path, game)
+    except (OSError, ValueError) as err:  # missing, unreadable, or for another game (CheckpointError)
+        raise ConfigError(f"--vr-value: {err}" if value else f"variance reduction's value function: {err}") from err
     return (str(path), fresh, decisions), None
 
 
@@ -1177,7 +1181,7 @@ def _vr_lines(summary: dict, w: int) -> list[str]:
     if not vr.get("enabled"):
         return [f"variance reduction: off ({vr['reason']})"] if vr.get("reason") not in (None, "off") else []
     out = ["", "variance-reduced estimates (control variates, docs/variance_reduction.md; unbiased, plain kept above)"]
-    out.append(f"{'':<{w}}{'plain per hand':>22}{'reduced per hand':>22}{'variance /':>12}")
+    out.append(f"{'':<{w}}{'plain per hand':>22}{'reduced per hand':>22}{'var factor':>12}")
     plain = {a["name"]: (a["mean_per_hand"], a["ci95"]) for a in summary["agents"]}
     for r in vr["agents"]:
         m, ci = plain[r["name"]]
