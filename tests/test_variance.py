@@ -330,3 +330,18 @@ def test_cli_variance_reduction_flags(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--vr-value: no checkpoint at" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "none.pt").exists()
+
+
+def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(monkeypatch):
+    import train.variance
+    from bobshat_env.config import ConfigError
+    from bobshat_env.games import make_game
+    from train.evaluate import _vr_setup
+
+    oh = make_game("oh_hell", players=4)
+    other = str(train.variance.ROOT / "checkpoints" / "bobs_hat_4p.pt")
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: other)
+    vr, why = _vr_setup(oh, True, None, None, "bids")
+    assert vr is None and "cannot value this table" in why
+    with pytest.raises(ConfigError, match="--vr-value: .*cannot play oh_hell"):
+        _vr_setup(oh, True, other, None, "bids")  # named by the user: an error, not a silent off

@@ -993,7 +993,9 @@ def _vr_setup(
     try:
         load_policy(path, game)
     except (OSError, ValueError) as err:  # missing, unreadable, or for another game (CheckpointError)
-        raise ConfigError(f"--vr-value: {err}" if value else f"variance reduction's value function: {err}") from err
+        if value:
+            raise ConfigError(f"--vr-value: {err}") from err
+        return None, f"the shipped policy cannot value this table ({str(err).splitlines()[0]}); try --vr-value"
     return (str(path), fresh, decisions), None
 
 
