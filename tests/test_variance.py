@@ -345,3 +345,25 @@ def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(mo
     assert vr is None and "cannot value this table" in why
     with pytest.raises(ConfigError, match="--vr-value: .*cannot play oh_hell"):
         _vr_setup(oh, True, other, None, "bids")  # named by the user: an error, not a silent off
+
+
+def test_known_probabilities_are_the_ones_the_agents_draw_from(bh):
+    """random and ppo with sample=true act with exactly the distribution action_probs claims (greedy: None)."""
+    from agents import make_agent
+    from bobshat_env.core import rng
+
+    state = bh.init(rng.game_keys(21, np.arange(1)))
+    bh.step(state, np.array([60]))  # the dealer chooses the +10 hat: the next seat bids (15 legal bids)
+    n = 20000
+    rows = np.zeros(n, dtype=np.int64)
+    obs, mask = bh.observe(state)[rows], bh.legal_action_mask(state)[rows]
+    seat = state.cur[rows].astype(np.int64)
+    path = "checkpoints/bobs_hat_4p.pt"
+    assert make_agent(f"ppo:{path}", bh, seed=0).action_probs(obs[:1], mask[:1], seat[:1]) is None
+    for spec in ("random", f"ppo:{path},sample=true"):
+        agent = make_agent(spec, bh, seed=1)
+        p = agent.action_probs(obs[:1], mask[:1], seat[:1])[0]
+        assert np.isclose(p.sum(), 1.0) and np.all(p[~mask[0]] == 0)
+        freq = np.bincount(agent.act(obs, mask, seat), minlength=p.size) / n
+        sd = np.sqrt(p * (1 - p) / n)
+        assert np.all(np.abs(freq - p) <= 5 * sd + 1e-9), spec
