@@ -578,6 +578,20 @@ class PPOAgent:
             a = sample_actions(logits, self.generator) if self.sample else torch.argmax(logits, dim=-1)
         return a.cpu().numpy().astype(np.int64)
 
+    def action_probs(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray | None:
+        """(B, A) the masked softmax :meth:`act` samples from with ``sample=True``; None when greedy.
+
+        A greedy policy is deterministic: a control variate at its decisions
+        is zero, so evaluations (train/variance.py) skip it.
+        """
+        if not self.sample:
+            return None
+        with torch.inference_mode():
+            x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
+            m = torch.from_numpy(np.ascontiguousarray(mask, dtype=bool))
+            logits = masked_logits(self.net(x)[0], m).double()
+            return torch.softmax(logits, dim=-1).cpu().numpy() * np.asarray(mask, dtype=np.float64)
+
 
 def make_ppo_agent(game: Any = None, seed: int | None = None, path: str = "", **options: Any) -> PPOAgent:
     """Factory behind the ``ppo:PATH[,sample=true][,device=cpu|cuda|auto]`` agent spec (device: cpu by default)."""

@@ -424,6 +424,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.add_argument("--plot", default=None, help="write a PNG of score distributions and bid success")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--variance-reduction",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also report unbiased variance-reduced estimates (control variates from a policy's value head; "
+        "docs/variance_reduction.md); default off",
+    )
+    p.add_argument(
+        "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
+    )
+    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=8, help="fresh deals per chance event (default 8)")
+    p.add_argument(
+        "--vr-decisions",
+        choices=("bids", "all", "none"),
+        default="bids",
+        help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
+        "all (card play too, slower), none (default bids)",
+    )
     p.set_defaults(func=cmd_eval)
     p = sub.add_parser("bids", help="bidding benchmark: regret against hindsight and information-set oracles")
     _add_game_options(p)

@@ -68,7 +68,19 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
                     "diff_per_game": float, "ci95_per_game": float}, ...],   # a minus b
       "seats": [{"seat": int, "mean_per_hand": float, "ci95": float}, ...],
       "run": {"seconds": float, "decisions": int, "workers": int,   # timing, not results
-              "ray_address": str}                   # only with --ray-address; workers: the cluster's CPUs
+              "ray_address": str},                  # only with --ray-address; workers: the cluster's CPUs
+      "variance_reduction": {                       # --variance-reduction (docs/variance_reduction.md)
+        "enabled": bool,
+        "reason": str,                              # only when not enabled: "off", or why not
+        "value": str, "fresh_deals": int,           # the value checkpoint; fresh deals per chance event
+        "decisions": "bids" | "all" | "none",       # which decisions of known-probability agents get terms
+        "seconds": float,                           # time the estimate took (part of run.seconds)
+        "agents": [{"name": str, "mean": float, "ci95": float,   # reduced score per hand, CI half-width
+                    "variance_factor": float,       # plain / reduced variance over deals (>1: fewer deals needed)
+                    "beta": [float, float, float]}, ...],   # coefficients of the chance / bid / play terms
+        "pairwise": [{"a": str, "b": str, "mean": float, "ci95": float,   # a minus b, paired over deals
+                      "variance_factor": float, "beta": [...]}, ...]
+      }
     }
 
 ``bids`` for Where's Bob's Hat?::
@@ -268,6 +280,7 @@ class _Chunk:
     seed: int
     duplicate: bool
     record: bool
+    vr: tuple[str, int, str] | None = None  # variance reduction: (value checkpoint, fresh deals, decisions)
 
 
 @dataclass
@@ -277,6 +290,8 @@ class _ChunkResult:
     counters: dict[str, np.ndarray]
     records: list[dict]
     decisions: int
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums (train/variance.py), with chunk.vr
+    cv_seconds: float = 0.0
 
 
 # ==========================================================================
@@ -431,16 +446,19 @@ class HandStats:
 
 
 class _Observers:
-    """Forwards the arena's per-step hook to the hand statistics and an optional Recorder."""
+    """Forwards the arena's per-step hook to the hand statistics, an optional Recorder and control variates."""
 
-    def __init__(self, stats: HandStats, recorder: Any = None) -> None:
+    def __init__(self, stats: HandStats, recorder: Any = None, cv: Any = None) -> None:
         self.stats = stats
         self.recorder = recorder
+        self.cv = cv
 
     def observe_step(self, before: Any, actions: Any, active: Any, res: Any, state: Any) -> None:
         self.stats.observe_step(before, actions, active, res, state)
         if self.recorder is not None:
             self.recorder.observe_step(before, actions, active, res, state)
+        if self.cv is not None:
+            self.cv.observe_step(before, actions, active, res, state)
 
     def records(self) -> list[dict]:
         return self.recorder.records() if self.recorder is not None else []
@@ -453,15 +471,26 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     seating = np.tile(chunk.seatings, (deals.size, 1))  # game j: deal j // R, seating j % R
     agents = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(chunk.names)]
     counters = new_counters(game.name, len(chunk.names))
+    collectors: list[tuple[np.ndarray, Any]] = []
+    value = None
+    if chunk.vr is not None:
+        from train.variance import PolicyValue  # noqa: PLC0415 - torch, only with variance reduction
+
+        value = PolicyValue(game, chunk.vr[0])
 
     def factory(g: Game, state: Any, ids: np.ndarray) -> _Observers:
-        recorder = None
+        recorder = cv = None
         if chunk.record:
             from bobshat_env.records import Recorder  # noqa: PLC0415 - only when recording
 
             recorder = Recorder(g, state)
             recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
-        return _Observers(HandStats(g, state, seating[ids], counters), recorder)
+        if value is not None:
+            from train.variance import ControlVariates  # noqa: PLC0415
+
+            cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1], chunk.vr[2])
+            collectors.append((ids, cv))
+        return _Observers(HandStats(g, state, seating[ids], counters), recorder, cv)
 
     res = play_duplicate(
         game,
@@ -473,7 +502,13 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
         recorder_factory=factory,
         progress=progress,
     )
-    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions)
+    cv = None
+    if value is not None:
+        cv = np.zeros((res.totals.shape[0], 3, game.players))
+        for ids, c in collectors:
+            cv[ids] = c.terms
+    seconds = sum(c.seconds for _, c in collectors)
+    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions, cv, seconds)
 
 
 # ==========================================================================
@@ -581,6 +616,12 @@ class Evaluation:
     seconds: float = 0.0
     workers: int = 1
     ray_address: str | None = None
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums per game and seat (train/variance.py)
+    cv_seconds: float = 0.0  # time the control variates took (inside ``seconds``)
+    vr_value: str | None = None  # the value checkpoint of the control variates
+    vr_fresh: int = 0
+    vr_decisions: str = ""
+    vr_off: str | None = None  # why variance reduction is off, when it is
     _summary: dict | None = field(default=None, repr=False)
 
     @property
@@ -677,9 +718,35 @@ class Evaluation:
                 "seats": seats,
                 "run": {"seconds": round(self.seconds, 3), "decisions": self.decisions, "workers": self.workers}
                 | ({"ray_address": self.ray_address} if self.ray_address is not None else {}),
+                "variance_reduction": self._variance_reduction(x),
             }
         )
         return self._summary
+
+    def _variance_reduction(self, x: np.ndarray) -> dict:
+        """The reduced estimates next to the plain ones (schema in the module docstring)."""
+        if self.cv is None:
+            return {"enabled": False, "reason": self.vr_off or "off"}
+        from train.variance import reduced_stats  # noqa: PLC0415
+
+        H = self.hands
+        c = np.stack([self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])], axis=2)  # (D, E, 2)
+        agents = []
+        for a, name in enumerate(self.names):
+            agents.append({"name": name} | reduced_stats(x[:, a], c[:, a]))
+        pairwise = []
+        for a, b in itertools.combinations(range(len(self.names)), 2):
+            both = reduced_stats(x[:, a] - x[:, b], c[:, a] - c[:, b])
+            pairwise.append({"a": self.names[a], "b": self.names[b]} | both)
+        return {
+            "enabled": True,
+            "value": self.vr_value,
+            "fresh_deals": self.vr_fresh,
+            "decisions": self.vr_decisions,
+            "seconds": round(self.cv_seconds, 3),
+            "agents": agents,
+            "pairwise": pairwise,
+        }
 
     def _bid_report(self, a: int) -> dict:
         c = {k: v[a] for k, v in self.counters.items()}
@@ -784,12 +851,22 @@ def evaluate(
     progress: bool = False,
     mp_context: str = "spawn",
     ray_address: str | None = None,
+    variance_reduction: bool = False,
+    vr_value: str | None = None,
+    vr_fresh: int | None = None,
+    vr_decisions: str = "bids",
 ) -> Evaluation:
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
     See the module docstring for duplicate play, the statistics and the
     reproducibility guarantee. ``records_path``: write every game (docs/records.md)
     there, in game order. ``progress``: a progress bar on stderr.
+    ``variance_reduction``: also compute the control variates of
+    :mod:`train.variance` with the value head of ``vr_value`` (default: the
+    table's shipped checkpoint; off, with the reason in the report, when
+    there is none), ``vr_fresh`` fresh deals per chance event, and terms at
+    the decisions ``vr_decisions`` (bids, all, none) of agents whose action
+    probabilities are known.
     ``mp_context``: how worker processes start; ``spawn`` (default) is safe
     with agents that use torch; ``fork`` also sees agents registered at run
     time (tests).
@@ -812,8 +889,9 @@ def evaluate(
     R = table.shape[0]
     per_chunk = max(1, min(batch_size // R, -(-deals // 4)))  # at least 4 chunks when deals allow
     record = records_path is not None
+    vr, vr_off = _vr_setup(game, variance_reduction, vr_value, vr_fresh, vr_decisions)
     chunks = [
-        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record)
+        _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record, vr)
         for i, d0 in enumerate(range(0, deals, per_chunk))
     ]
     bar = ProgressBar(deals * R, "games", enabled=progress)
@@ -864,7 +942,41 @@ def evaluate(
         seconds=time.perf_counter() - t0,
         workers=workers,
         ray_address=ray_address,
+        cv=None if vr is None else np.concatenate([r.cv for r in ordered], axis=0),
+        cv_seconds=sum(r.cv_seconds for r in ordered),
+        vr_value=None if vr is None else vr[0],
+        vr_fresh=0 if vr is None else vr[1],
+        vr_decisions="" if vr is None else vr[2],
+        vr_off=vr_off,
     )
+
+
+def _vr_setup(
+    game: Game, on: bool, value: str | None, fresh: int | None, decisions: str
+) -> tuple[tuple[str, int, str] | None, str | None]:
+    """((value checkpoint, fresh deals, decisions), None) when variance reduction runs, else (None, why not)."""
+    if not on:
+        return None, "off"
+    from train.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path  # noqa: PLC0415
+
+    fresh = DEFAULT_FRESH if fresh is None else int(fresh)
+    if fresh < 1:
+        raise ValueError(f"vr_fresh must be at least 1, got {fresh}")
+    if decisions not in DECISIONS:
+        raise ValueError(f"vr_decisions must be one of {', '.join(DECISIONS)}, got {decisions!r}")
+    path = value or shipped_value_path(game)
+    if path is None:
+        return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
+    from agents.ppo_agent import load_policy  # noqa: PLC0415 - check it loads for this game before any play
+    from bobshat_env.config import ConfigError  # noqa: PLC0415
+
+    try:
+        load_policy(path, game)
+    except (OSError, ValueError) as err:  # missing, unreadable, or for another game (CheckpointError)
+        if value:
+            raise ConfigError(f"--vr-value: {err}") from err
+        return None, f"the shipped policy cannot value this table ({str(err).splitlines()[0]}); try --vr-value"
+    return (str(path), fresh, decisions), None
 
 
 # ==========================================================================
@@ -969,7 +1081,37 @@ def format_report(summary: dict) -> str:
     where = f" on Ray ({run['ray_address']}, {run['workers']} CPUs)" if run.get("ray_address") else ""
     where = where or f" with {run['workers']} worker(s)"
     lines.append(f"{run['decisions']} decisions in {run['seconds']:.1f} s{where}")
+    lines.extend(_vr_lines(summary, w))
     return "\n".join(lines)
+
+
+def _vr_lines(summary: dict, w: int) -> list[str]:
+    """The report's variance-reduction section: plain and reduced estimates side by side."""
+    vr = summary.get("variance_reduction") or {}
+    if not vr.get("enabled"):
+        return [f"variance reduction: off ({vr['reason']})"] if vr.get("reason") not in (None, "off") else []
+    out = ["", "variance-reduced estimates (control variates, docs/variance_reduction.md; unbiased, plain kept above)"]
+    out.append(f"{'':<{w}}{'plain per hand':>22}{'reduced per hand':>22}{'var factor':>12}")
+    plain = {a["name"]: (a["mean_per_hand"], a["ci95"]) for a in summary["agents"]}
+    for r in vr["agents"]:
+        m, ci = plain[r["name"]]
+        f = r["variance_factor"]
+        fs = "-" if f is None else f"{f:.2f}"
+        out.append(f"{r['name']:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
+    pp = {(d["a"], d["b"]): (d["diff_per_hand"], d["ci95"]) for d in summary["pairwise"]}
+    for r in vr["pairwise"]:
+        m, ci = pp[(r["a"], r["b"])]
+        f = r["variance_factor"]
+        label = f"{r['a']} - {r['b']}"
+        fs = "-" if f is None else f"{f:.2f}"
+        out.append(f"{label:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
+    total = summary["run"]["seconds"]
+    out.append(
+        f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event, "
+        f"terms at {vr['decisions']} decisions of agents with known probabilities; "
+        f"the estimate took {vr['seconds']:.1f} s of the {total:.1f} s (playing: {total - vr['seconds']:.1f} s)"
+    )
+    return out
 
 
 def _bh_bid_table(summary: dict, w: int) -> list[str]:
@@ -1208,6 +1350,10 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         records_path=args.records,
         progress=not args.quiet,
         ray_address=getattr(args, "ray_address", None),
+        variance_reduction=getattr(args, "variance_reduction", False),
+        vr_value=getattr(args, "vr_value", None),
+        vr_fresh=getattr(args, "vr_fresh", None),
+        vr_decisions=getattr(args, "vr_decisions", None) or "bids",
     )
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr

@@ -1,0 +1,369 @@
+"""The variance-reduced estimator of train/variance.py: zero-mean control variates, unbiased reduced means.
+
+The pure functions are checked exactly by enumeration on constructed cases
+and on a toy game whose value is known; the engine-level pieces (fresh
+deals, successor values) with a cheap stand-in value function, so no
+checkpoint or torch is needed except in the one end-to-end run.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from train.variance import (
+    MIN_FIT,
+    ControlVariates,
+    chance_terms,
+    crossfit_reduce,
+    decision_terms,
+    fresh_deal_values,
+    hand_margins,
+    reduced_stats,
+    successor_values,
+)
+
+
+# --------------------------------------------------------------------------
+# Exact: the expectation of each term given the policies is zero
+def test_decision_term_has_zero_expectation_by_enumeration():
+    gen = np.random.default_rng(0)
+    n, A, P = 7, 6, 4
+    q = gen.normal(size=(n, A, P)) * 10
+    legal = gen.random((n, A)) < 0.7
+    legal[:, 0] = True
+    probs = gen.random((n, A)) * legal
+    probs /= probs.sum(axis=1, keepdims=True)
+    q[~legal] = 1e6  # an illegal action's value must not count
+    expectation = sum(probs[:, a, None] * decision_terms(q, probs, np.full(n, a)) for a in range(A))
+    # actions with probability 0 contribute 0 (their term is weighted by 0), the rest must cancel exactly
+    assert np.allclose(expectation, 0.0, atol=1e-9)
+    # the same in the (n, A) form
+    e2 = sum(probs[:, a] * decision_terms(q[..., 1], probs, np.full(n, a)) for a in range(A))
+    assert np.allclose(e2, 0.0, atol=1e-9)
+
+
+def test_decision_term_with_wrong_probabilities_is_biased():
+    """Break: the agent draws from ``probs`` but the term is built with uniform ones: the mean is not zero."""
+    gen = np.random.default_rng(1)
+    n, A = 5, 4
+    q = gen.normal(size=(n, A)) * 10
+    probs = np.tile([0.7, 0.1, 0.1, 0.1], (n, 1))
+    wrong = np.full((n, A), 0.25)
+    expectation = sum(probs[:, a] * decision_terms(q, wrong, np.full(n, a)) for a in range(A))
+    assert np.abs(expectation).max() > 0.1
+
+
+def test_chance_term_has_zero_expectation_by_enumeration():
+    """Actual outcome c and K independent fresh outcomes, all enumerated: the expectation is exactly 0."""
+    p = np.array([0.5, 0.2, 0.2, 0.1])
+    V = np.array([3.0, -7.0, 1.5, 20.0])
+    K = 2
+    total = 0.0
+    for c, *fresh in itertools.product(range(4), repeat=K + 1):
+        w = p[c] * np.prod(p[list(fresh)])
+        total += w * chance_terms(V[[c]], V[list(fresh)][None, :])[0]
+    assert abs(total) < 1e-12
+
+
+def test_chance_term_whose_fresh_sample_is_not_independent_is_biased():
+    """Break: a 'fresh' sample that is the actual outcome moved by one (depends on it) is no longer zero-mean."""
+    p = np.array([0.5, 0.2, 0.2, 0.1])
+    V = np.array([3.0, -7.0, 1.5, 20.0])
+    total = sum(p[c] * chance_terms(V[[c]], V[[(c + 1) % 4]][None, :])[0] for c in range(4))
+    assert abs(total) > 1.0
+
+
+# --------------------------------------------------------------------------
+# A toy game with a known value: the reduced mean is unbiased and narrower
+def _toy(gen: np.random.Generator, D: int, probs_for_cv: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """D deals of a one-decision game: chance c ~ U{0..3}, then an agent draws a ~ pi = (0.4, 0.6).
+
+    Outcome ``y = 5 c + 8 a + noise`` (noise sd 1), true mean 5 * 1.5 + 8 * 0.6 = 12.3.
+    The value functions are approximate (``V(c) = 4 c``, ``Q(c, a) = 5 c + 7 a``), as real ones are.
+    """
+    pi = np.array([0.4, 0.6])
+    c = gen.integers(0, 4, size=D)
+    a = (gen.random(D) < pi[1]).astype(np.int64)
+    y = 5.0 * c + 8.0 * a + gen.normal(size=D)
+    fresh = gen.integers(0, 4, size=(D, 4))
+    t_chance = chance_terms(4.0 * c, 4.0 * fresh)
+    q = 5.0 * c[:, None] + 7.0 * np.arange(2)[None, :]
+    used = np.tile(pi if probs_for_cv is None else probs_for_cv, (D, 1))
+    t_dec = decision_terms(q, used, a)
+    return y, np.stack([t_chance, t_dec], axis=1)
+
+
+TRUE_TOY = 12.3
+
+
+@pytest.mark.parametrize("D", [20, 400])  # below MIN_FIT per fold (beta = 1) and above (cross-fitted beta)
+def test_reduced_mean_is_unbiased_on_a_toy_game(D):
+    gen = np.random.default_rng(2)
+    reps = 3000 if D == 20 else 600
+    plain, reduced = [], []
+    for _ in range(reps):
+        y, c = _toy(gen, D)
+        plain.append(y.mean())
+        reduced.append(crossfit_reduce(y, c)[0].mean())
+    reduced = np.array(reduced)
+    se = reduced.std(ddof=1) / np.sqrt(reps)
+    assert abs(reduced.mean() - TRUE_TOY) < 4 * se + 1e-3
+    assert np.var(plain) / np.var(reduced) > 5  # the chance and the agent's dice explain most of the spread
+
+
+def test_toy_game_with_wrong_probabilities_is_biased():
+    """Break: the decision term assumes pi = (0.5, 0.5) while the agent plays (0.4, 0.6): the estimate drifts."""
+    gen = np.random.default_rng(3)
+    est = [crossfit_reduce(*_toy(gen, 20, probs_for_cv=np.array([0.5, 0.5])))[0].mean() for _ in range(3000)]
+    se = np.std(est, ddof=1) / np.sqrt(len(est))
+    assert abs(np.mean(est) - TRUE_TOY) > 8 * se
+
+
+def test_a_term_that_depends_on_the_outcome_is_caught():
+    """Break: a 'control variate' built from the outcome itself (mean E|y| != 0) biases the estimate."""
+    gen = np.random.default_rng(4)
+    est = []
+    for _ in range(400):
+        y = gen.normal(size=200) + 3.0
+        leak = (y - 3.0) + np.abs(y)  # depends on the outcome: mean E|y| != 0
+        est.append(crossfit_reduce(y, leak[:, None])[0].mean())
+    assert abs(np.mean(est) - 3.0) > 0.2
+
+
+def test_crossfit_beta_uses_only_the_other_fold():
+    """Changing the deals of fold 0 changes fold 1's beta (fitted on fold 0), never fold 0's own."""
+    gen = np.random.default_rng(5)
+    D = 4 * MIN_FIT
+    y, c = gen.normal(size=D), gen.normal(size=(D, 2))
+    _, b1 = crossfit_reduce(y, c)
+    y2 = y.copy()
+    y2[0::2] += gen.normal(size=D // 2) * 5  # fold 0 changes
+    _, b2 = crossfit_reduce(y2, c)
+    assert np.allclose(b1[0], b2[0])  # fold 0's beta comes from fold 1 only
+    assert not np.allclose(b1[1], b2[1])
+
+
+def test_reduced_stats_reports_the_factor():
+    gen = np.random.default_rng(6)
+    y, c = _toy(gen, 400)
+    r = reduced_stats(y, c)
+    assert r["variance_factor"] > 5
+    assert abs(r["mean"] - TRUE_TOY) < 3 * r["ci95"]
+    assert len(r["beta"]) == 2
+
+
+def test_hand_margins():
+    m = hand_margins(np.array([[10, 0, -5, 3]]))
+    assert np.allclose(m, [[10 - (-2 / 3), 0 - 8 / 3, -5 - 13 / 3, 3 - 5 / 3]])
+
+
+# --------------------------------------------------------------------------
+# Engine level, with a cheap stand-in value function
+class _TrumpCount:
+    """V_p = cards of the trump suit (Bob's Hat; 0 with no trump) in seat p's hand plus its score/100."""
+
+    def __init__(self, game):
+        self.game = game
+
+    def seat_values(self, state):
+        deck = self.game.deck
+        suit = np.asarray(deck.suit_of)
+        trump = state.trump.astype(np.int64)
+        of_trump = (suit[None, :] == trump[:, None]) & (trump[:, None] < 3)
+        return (state.hands & of_trump[:, None, :]).sum(axis=2).astype(np.float64) + state.scores / 100.0
+
+
+@pytest.fixture(scope="module")
+def bh():
+    from bobshat_env.games import make_game
+
+    return make_game("bobs_hat", players=4)
+
+
+def test_fresh_deals_keep_the_context_and_are_distributed_like_the_actual_one(bh):
+    from bobshat_env.core import rng
+
+    n = 3000
+    state = bh.init(rng.game_keys(11, np.arange(n)))
+    value = _TrumpCount(bh)
+    fresh = fresh_deal_values(bh, value, state, 4)
+    assert fresh.shape == (n, 4, 4)
+    terms = chance_terms(value.seat_values(state), fresh)  # (n, P)
+    se = terms.std(axis=0, ddof=1) / np.sqrt(n)
+    assert np.all(np.abs(terms.mean(axis=0)) < 4 * se)  # zero-mean: E[trump cards] alike
+    assert terms.std() > 0.5  # and it does vary with the deal
+
+
+def test_fresh_deals_from_the_wrong_hand_are_caught(bh, monkeypatch):
+    """Break: fresh deals of the next hand (one card more each) make the term's mean clearly negative."""
+    from bobshat_env.core import rng
+
+    n = 3000
+    state = bh.init(rng.game_keys(12, np.arange(n)))
+    value = _TrumpCount(bh)
+    wrong = state.copy()
+    wrong.hand_no[:] += 1
+    terms = chance_terms(value.seat_values(state), fresh_deal_values(bh, value, wrong, 4))
+    se = terms.std(axis=0, ddof=1) / np.sqrt(n)
+    assert np.all(terms.mean(axis=0) < -4 * se)
+
+
+def test_successor_values_step_each_legal_action(bh):
+    from bobshat_env.core import rng
+
+    state = bh.init(rng.game_keys(13, np.arange(5)))
+    value = _TrumpCount(bh)
+    mask = bh.legal_action_mask(state)
+    q = successor_values(bh, value, state, mask, every_seat=True)
+    assert np.all(q[~mask] == 0)
+    for g in range(5):
+        for a in np.nonzero(mask[g])[0]:
+            s = state.take(np.array([g]))
+            bh.step(s, np.array([a]))
+            assert np.allclose(q[g, a], value.seat_values(s)[0])
+
+
+def _play_with_cv(game, agents, seating, value, seed=3, decisions="all"):
+    from agents.arena import play_games
+
+    made = []
+
+    def factory(g, state, ids):
+        made.append(ControlVariates(g, state, agents, seating[ids], value, 2, decisions))
+        return made[-1]
+
+    n = seating.shape[0]
+    res = play_games(game, agents, n, seed=seed, recorder_factory=factory, seating=seating, batch_size=n)
+    return res, made[0].terms
+
+
+def test_collector_gives_zero_decision_terms_to_deterministic_agents_and_terms_to_random(bh):
+    from agents import make_agent
+
+    value = _TrumpCount(bh)
+    n = 48
+    agents = [make_agent(s, bh, seed=i) for i, s in enumerate(["simple", "random"])]
+    res, terms = _play_with_cv(bh, agents, np.tile([0, 1, 0, 1], (n, 1)), value)
+    assert res.totals.shape == (n, 4) and terms.shape == (n, 3, 4)
+    assert np.abs(terms[:, 0]).sum() > 0  # chance terms at every deal
+    assert np.abs(terms[:, 1]).sum() > 0 and np.abs(terms[:, 2]).sum() > 0  # random's bids and card plays
+    # with decisions="bids" the card plays get none
+    _, bids_only = _play_with_cv(bh, agents, np.tile([0, 1, 0, 1], (8, 1)), value, decisions="bids")
+    assert np.all(bids_only[:, 2] == 0) and np.abs(bids_only[:, 1]).sum() > 0
+    # deterministic agents' decisions add nothing: a table of 'simple' only has no decision terms
+    _, terms = _play_with_cv(bh, [make_agent("simple", bh, seed=0)], np.zeros((8, 4), dtype=np.int64), value)
+    assert np.all(terms[:, 1:] == 0) and np.abs(terms[:, 0]).sum() > 0
+
+
+def test_actor_only_successor_values_spread_the_margin(bh):
+    """The cheap form: the actor's value v, every other seat -v/(P-1); every_seat gives each its own."""
+    from bobshat_env.core import rng
+
+    state = bh.init(rng.game_keys(14, np.arange(3)))
+    value = _TrumpCount(bh)
+    mask = bh.legal_action_mask(state)
+    cheap = successor_values(bh, value, state, mask)
+    full = successor_values(bh, value, state, mask, every_seat=True)
+    actor = state.cur.astype(np.int64)
+    for g in range(3):
+        legal = mask[g]
+        assert np.allclose(cheap[g, legal, actor[g]], full[g, legal, actor[g]])
+        others = np.delete(cheap[g][legal], actor[g], axis=1)
+        assert np.allclose(others, -cheap[g, legal, actor[g]][:, None] / 3)
+
+
+# --------------------------------------------------------------------------
+# End to end: bobshat eval's summary and report
+def test_evaluate_reports_reduced_estimates_next_to_unchanged_plain_ones(bh):
+    from train.evaluate import evaluate, format_report
+
+    specs = ["simple", "random", "simple", "random"]
+    plain = evaluate(bh, specs, 2, seed=5)
+    ev = evaluate(bh, specs, 2, seed=5, variance_reduction=True, vr_fresh=2, vr_decisions="all")
+    assert np.array_equal(plain.totals, ev.totals)  # the estimate only watches: same games, same scores
+    assert ev.cv.shape == (ev.totals.shape[0], 3, 4) and np.abs(ev.cv).sum() > 0
+    s = ev.summary()
+    vr = s["variance_reduction"]
+    assert vr["enabled"] and vr["fresh_deals"] == 2 and vr["decisions"] == "all" and vr["seconds"] > 0
+    assert vr["value"].endswith("bobs_hat_4p.pt")
+    assert [a["name"] for a in vr["agents"]] == ["simple", "random"]
+    for r in vr["agents"] + vr["pairwise"]:
+        assert set(r) >= {"mean", "ci95", "variance_factor", "beta"}
+    # with 2 deals beta is 1: the reduced mean is the plain one minus the mean of the terms per hand
+    H = bh.config.hands
+    x = ev.per_deal(ev.totals / H)
+    c = sum(ev.per_deal(ev.cv[:, t] / H) for t in range(3))
+    assert np.isclose(vr["agents"][0]["mean"], float((x[:, 0] - c[:, 0]).mean()))
+    text = format_report(s)
+    assert "variance-reduced estimates" in text and "reduced per hand" in text
+    assert plain.summary()["variance_reduction"] == {"enabled": False, "reason": "off"}
+    assert "variance-reduced" not in format_report(plain.summary())
+
+
+def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
+    import train.variance
+    from train.evaluate import evaluate, format_report
+
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    ev = evaluate(bh, ["simple", "random", "simple", "random"], 1, seed=5, variance_reduction=True)
+    vr = ev.summary()["variance_reduction"]
+    assert not vr["enabled"] and "no shipped policy" in vr["reason"]
+    assert "variance reduction: off (no shipped policy" in format_report(ev.summary())
+
+
+def test_cli_variance_reduction_flags(tmp_path, capsys):
+    import json
+
+    from bobshat_env.cli import main
+
+    out = tmp_path / "e.json"
+    assert main(["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet"]
+                + ["--variance-reduction", "--vr-fresh", "2", "--json", str(out)]) == 0  # fmt: skip
+    assert "variance-reduced estimates" in capsys.readouterr().out
+    vr = json.loads(out.read_text())["variance_reduction"]
+    assert vr["enabled"] and vr["fresh_deals"] == 2 and vr["decisions"] == "bids"
+    bad = ["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet", "--variance-reduction"]
+    assert main([*bad, "--vr-value", str(tmp_path / "none.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "--vr-value: no checkpoint at" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "none.pt").exists()
+
+
+def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(monkeypatch):
+    import train.variance
+    from bobshat_env.config import ConfigError
+    from bobshat_env.games import make_game
+    from train.evaluate import _vr_setup
+
+    oh = make_game("oh_hell", players=4)
+    other = str(train.variance.ROOT / "checkpoints" / "bobs_hat_4p.pt")
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: other)
+    vr, why = _vr_setup(oh, True, None, None, "bids")
+    assert vr is None and "cannot value this table" in why
+    with pytest.raises(ConfigError, match="--vr-value: .*cannot play oh_hell"):
+        _vr_setup(oh, True, other, None, "bids")  # named by the user: an error, not a silent off
+
+
+def test_known_probabilities_are_the_ones_the_agents_draw_from(bh):
+    """random and ppo with sample=true act with exactly the distribution action_probs claims (greedy: None)."""
+    from agents import make_agent
+    from bobshat_env.core import rng
+
+    state = bh.init(rng.game_keys(21, np.arange(1)))
+    bh.step(state, np.array([60]))  # the dealer chooses the +10 hat: the next seat bids (15 legal bids)
+    n = 20000
+    rows = np.zeros(n, dtype=np.int64)
+    obs, mask = bh.observe(state)[rows], bh.legal_action_mask(state)[rows]
+    seat = state.cur[rows].astype(np.int64)
+    path = "checkpoints/bobs_hat_4p.pt"
+    assert make_agent(f"ppo:{path}", bh, seed=0).action_probs(obs[:1], mask[:1], seat[:1]) is None
+    for spec in ("random", f"ppo:{path},sample=true"):
+        agent = make_agent(spec, bh, seed=1)
+        p = agent.action_probs(obs[:1], mask[:1], seat[:1])[0]
+        assert np.isclose(p.sum(), 1.0) and np.all(p[~mask[0]] == 0)
+        freq = np.bincount(agent.act(obs, mask, seat), minlength=p.size) / n
+        sd = np.sqrt(p * (1 - p) / n)
+        assert np.all(np.abs(freq - p) <= 5 * sd + 1e-9), spec
