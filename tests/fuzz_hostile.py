@@ -22,7 +22,23 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
+
+SCALE = float(os.environ.get("BOBSHAT_FUZZ_EXAMPLES", "1"))
+
+
+def fuzz_settings(n: int) -> settings:
+    """Reproducible in CI (derandomized, no example database); no shrinking: an example is 1-3 values already.
+    ``BOBSHAT_FUZZ_EXAMPLES`` scales the number of examples."""
+    return settings(
+        max_examples=max(1, int(n * SCALE)),
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
 
 HUGE = str(2**64)  # past every 64-bit count and seed
 # --------------------------------------------------------------------------

@@ -43,25 +43,13 @@ import pytest
 pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis (the dev extra has it)")
 
 import fuzz_hostile as H  # noqa: E402
-from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: E402
+from fuzz_hostile import fuzz_settings  # noqa: E402
+from hypothesis import example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from bobshat_env.cli import build_parser  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SCALE = float(os.environ.get("BOBSHAT_FUZZ_EXAMPLES", "1"))
-
-
-def fuzz_settings(n: int) -> settings:
-    """Reproducible in CI (derandomized, no example database); no shrinking: an example is 1-3 flags already."""
-    return settings(
-        max_examples=max(1, int(n * SCALE)),
-        deadline=None,
-        derandomize=True,
-        database=None,
-        phases=[Phase.explicit, Phase.generate],
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
 
 
 # --------------------------------------------------------------------------

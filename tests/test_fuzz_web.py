@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -41,13 +40,13 @@ pytest.importorskip("starlette", reason="the web extra is not installed: pip ins
 pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
 
 import fuzz_hostile as H  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from fuzz_hostile import fuzz_settings  # noqa: E402
+from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from bobshat_env.web.app import create_app  # noqa: E402
 
-SCALE = float(os.environ.get("BOBSHAT_FUZZ_EXAMPLES", "1"))
 MAX_UPLOAD = 20_000
 MAX_SEED = 2**63 - 1
 HUGE_INT = "9" * 5000  # a JSON integer past Python's 4,300-digit limit (written into the body text as is)
@@ -59,17 +58,6 @@ BH_1HAND = {"game": "bobs_hat", "players": "4", "hands": "1", "opponents": "rand
 # records.js add X-Bobshat, which the server requires of an upload: no other origin can send it without
 # a preflight)
 PAGE = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin", "X-Bobshat": "1"}
-
-
-def fuzz_settings(n: int) -> settings:
-    return settings(
-        max_examples=max(1, int(n * SCALE)),
-        deadline=None,
-        derandomize=True,
-        database=None,
-        phases=[Phase.explicit, Phase.generate],
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
 
 
 class Clock:
