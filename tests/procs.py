@@ -157,6 +157,17 @@ def signal_when_ready(
     return proc.returncode, _stderr(proc), kids
 
 
+def assert_ended_as_asked(command: str, how: str, status: int | None, err: str) -> None:
+    """The exit a signal must give ``bobshat COMMAND``: SIGTERM 143 without a traceback, Ctrl-C 130 with
+    one line (``bobshat COMMAND: interrupted``); ``status`` None means it was still running."""
+    assert status is not None, f"still running 60 s after {how}: {err[-2000:]}"
+    if how == "SIGTERM":
+        assert status == 143 and "Traceback" not in err, err
+    elif how == "Ctrl-C":
+        assert status == 130, err
+        assert err.strip().splitlines() == [f"bobshat {command}: interrupted"], err
+
+
 def wait_gone(pids: set[int], seconds: float = 20.0) -> set[int]:
     """The processes of ``pids`` still alive after waiting up to ``seconds`` for them to end."""
     deadline = time.monotonic() + seconds
