@@ -35,7 +35,7 @@ from pettingzoo.utils import wrappers
 from .core import rng
 from .core.tricks import StepResult
 from .games import Game, make_game
-from .render import render as render_table
+from .text import render as render_table
 
 
 class CardGameEnv(AECEnv):

@@ -54,7 +54,7 @@ class GameDescription:
 
     - ``render``: ``f(game, state, g, show_hands) -> str``, the text table;
     - ``play_text``: a class ``T(game)`` with the move names, input parsing
-      and explanations of ``bobshat play`` (see :mod:`bobshat_env.play`);
+      and explanations of ``bobshat play`` (see :mod:`bobshat_env.app.terminal`);
     - ``record_rules``: the records adapter class (:mod:`bobshat_env.records`);
     - ``heuristics``: the module of the heuristic bots, with
       ``simple_state_policy`` / ``strong_state_policy`` playouts on full states;
@@ -86,8 +86,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         title="Where's Bob's Hat?",
         config_cls=BobsHatConfig,
         cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
-        render="bobshat_env.render:render_bobs_hat",
-        play_text="bobshat_env.play:_BobsHatText",
+        render="bobshat_env.text:render_bobs_hat",
+        play_text="bobshat_env.app.terminal:_BobsHatText",
         record_rules="bobshat_env.records:_BobsHatRules",
         heuristics="agents.heuristic_bobs_hat",
         agents=(
@@ -103,8 +103,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         title="Oh Hell",
         config_cls=OhHellConfig,
         cli_options=("deal_style", "scoring"),
-        render="bobshat_env.render:render_oh_hell",
-        play_text="bobshat_env.play:_OhHellText",
+        render="bobshat_env.text:render_oh_hell",
+        play_text="bobshat_env.app.terminal:_OhHellText",
         record_rules="bobshat_env.records:_OhHellRules",
         heuristics="agents.heuristic_oh_hell",
         agents=(
@@ -252,11 +252,11 @@ class Game:
         return load(getattr(self.description, part))
 
     def render(self, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
-        """Text table of game ``g`` of a batch (:mod:`bobshat_env.render`)."""
+        """Text table of game ``g`` of a batch (:mod:`bobshat_env.text`)."""
         return self.load("render")(self, state, g, show_hands)
 
     def play_text(self) -> Any:
-        """Move names, parsing and explanations for terminal play (:mod:`bobshat_env.play`)."""
+        """Move names, parsing and explanations for terminal play (:mod:`bobshat_env.app.terminal`)."""
         return self.load("play_text")(self)
 
     def agent_class(self, name: str) -> str | None:

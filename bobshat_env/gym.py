@@ -48,7 +48,7 @@ from gymnasium import spaces
 from .core import rng
 from .core.bobs_hat import IllegalActionError
 from .games import Game, make_game
-from .render import render as render_table
+from .text import render as render_table
 from .seating import SeatDispatch
 
 ILLEGAL_MODES = ("penalty", "raise")

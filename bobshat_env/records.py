@@ -67,7 +67,7 @@ from .core.cards import (
 from .core.tricks import follow_suit_mask, rotate_dealer
 from .games import GAMES, GameDescription, describe, describe_config, load
 from .paths import AtomicFile, append_lines, replace_bytes
-from .render import plural
+from .text import plural
 
 FORMAT = 1
 

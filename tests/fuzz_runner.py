@@ -7,7 +7,7 @@ that is, for the command, a fresh process: its own folder (``cwd``), stdin
 from /dev/null, stdout and stderr to files, a memory limit (a command that
 tries to allocate 500 GiB gets a MemoryError, not the machine's swap), its own
 process group (killed whole on timeout, workers included). The child runs
-``bobshat_env.cli.main(argv)`` as the console script would: an uncaught
+``bobshat_env.app.cli.main(argv)`` as the console script would: an uncaught
 exception prints its traceback and exits 1, exactly what a user would see.
 
 ``stub: true`` checks arguments without doing the work: the first call into
@@ -90,14 +90,14 @@ def warm() -> None:
     import importlib  # noqa: PLC0415
 
     for name in (
-        "bobshat_env.cli",
+        "bobshat_env.app.cli",
         "agents",
         "train.evaluate",
         "train.bids",
         "train.exploit",
         "train.ppo",
         "benchmarks.throughput",
-        "bobshat_env.web.app",
+        "bobshat_env.app.web.app",
         "uvicorn",
         *WORK,
     ):
@@ -108,7 +108,7 @@ def warm() -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot  # noqa: F401, PLC0415
-    from bobshat_env.cli import main  # noqa: PLC0415
+    from bobshat_env.app.cli import main  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         cwd = os.getcwd()
@@ -155,7 +155,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from bobshat_env.cli import main  # noqa: PLC0415
+        from bobshat_env.app.cli import main  # noqa: PLC0415
 
         if req.get("stub"):
             install_stubs()

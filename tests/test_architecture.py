@@ -39,8 +39,8 @@ def floor_of(module: str) -> int | None:
     if top == "bobshat_env":
         if module == "bobshat_env" or _within(module, "bobshat_env.core") or _within(module, "bobshat_env.config"):
             return 0
-        if any(_within(module, f"bobshat_env.{m}") for m in ("cli", "play", "web")):
-            return 4  # the terminal game and the web app drive agents and records
+        if _within(module, "bobshat_env.app"):
+            return 4  # the command line, the terminal game and the web app drive agents, train and records
         if _within(module, "bobshat_env.gym"):
             return 2  # its opponents are agent specs: it sits with the agents
         return 1
@@ -96,16 +96,17 @@ def test_floor_checker_catches_upward_imports():
     assert floor_violations("bobshat_env.core.x", "from ..records import Recorder\n")
     assert floor_violations("bobshat_env.core.x", "import torch\n")
     assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
-    assert floor_violations("bobshat_env.records", "from . import cli\n")
+    assert floor_violations("bobshat_env.records", "from .app import cli\n")
+    assert floor_violations("bobshat_env.text", "from .app.terminal import TerminalGame\n")
     assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
-    assert floor_violations("train.ppo", "from bobshat_env.cli import main\n")
-    assert floor_violations("agents.registry", "from bobshat_env.web.session import GameSession\n")
+    assert floor_violations("train.ppo", "from bobshat_env.app.cli import main\n")
+    assert floor_violations("agents.registry", "from bobshat_env.app.web.session import GameSession\n")
     # what is allowed: downward, sideways, third party above the core, the CLI's lazy imports
     assert not floor_violations("bobshat_env.core.symmetry", "from . import game_module\nfrom .observe import x\n")
     assert not floor_violations("agents.features", "import torch\nfrom bobshat_env.core import game_module\n")
-    assert not floor_violations("bobshat_env.cli", "def f():\n    from train.evaluate import cli_eval\n")
+    assert not floor_violations("bobshat_env.app.cli", "def f():\n    from train.evaluate import cli_eval\n")
     assert not floor_violations("bobshat_env.core", "from .bobs_hat import NAME\n", is_package=True)
-    assert not floor_violations("bobshat_env.web.session", "from agents import make_agent\nfrom ..play import x\n")
+    assert not floor_violations("bobshat_env.app.web.session", "from agents import make_agent\nfrom ..play import x\n")
 
 
 @pytest.mark.parametrize("module, path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
@@ -116,9 +117,9 @@ def test_no_module_imports_from_a_floor_above(module, path):
 
 def test_cli_module_level_stays_light():
     """`bobshat --help` must not load torch, the agents or the trainer: the CLI imports them inside commands."""
-    source = (ROOT / "bobshat_env" / "cli.py").read_text()
+    source = (ROOT / "bobshat_env" / "app" / "cli.py").read_text()
     heavy = ("agents", "train", "benchmarks", "torch", "numba", "bobshat_env.core")
-    at_top = [t for _, t, top in _imports("bobshat_env.cli", source) if top]
+    at_top = [t for _, t, top in _imports("bobshat_env.app.cli", source) if top]
     assert at_top and not [t for t in at_top if any(_within(t, h) for h in heavy)]
 
 

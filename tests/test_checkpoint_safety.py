@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
 from agents.ppo_agent import CheckpointError, load_checkpoint  # noqa: E402
-from bobshat_env.cli import main  # noqa: E402
+from bobshat_env.app.cli import main  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
 from train.ppo import load_training_state  # noqa: E402
 

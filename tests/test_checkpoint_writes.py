@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from agents.ppo_agent import PolicyNet, load_checkpoint, remove_stale_temporaries, save_checkpoint
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.paths import AtomicFile
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,7 +45,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from bobshat_env.web.app import create_app  # noqa: E402
+from bobshat_env.app.web.app import create_app  # noqa: E402
 
 MAX_UPLOAD = 20_000
 MAX_SEED = 2**63 - 1

@@ -12,7 +12,7 @@ from bobshat_env.core import game_module
 from bobshat_env.core.resample import bh_public_state, oh_public_state
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import GAMES, describe, describe_config, make_game
-from bobshat_env.render import render_bobs_hat, render_oh_hell
+from bobshat_env.text import render_bobs_hat, render_oh_hell
 
 
 def _midgame(game, steps=9):

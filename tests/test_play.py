@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from agents import available
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_card_str, bh_parse_card
 from bobshat_env.games import make_game
-from bobshat_env.play import MoveError, TerminalGame, _BobsHatText, default_opponent, play
+from bobshat_env.app.terminal import MoveError, TerminalGame, _BobsHatText, default_opponent, play
 from bobshat_env.records import replay_file, replay_report
 
 
@@ -667,7 +667,7 @@ def test_cli_play_with_stdin_closed(stdin, monkeypatch, capsys):
 @pytest.mark.skipif(sys.platform == "win32", reason="closes fd 0 before exec")
 def test_cli_play_with_stdin_closed_in_a_real_process():
     proc = subprocess.run(
-        [sys.executable, "-m", "bobshat_env.cli", "play", "--players", "3"],
+        [sys.executable, "-m", "bobshat_env.app.cli", "play", "--players", "3"],
         preexec_fn=lambda: os.close(0),
         capture_output=True,
         text=True,
@@ -681,7 +681,7 @@ def test_cli_play_with_stdin_closed_in_a_real_process():
 # --------------------------------------------------------------------------
 # Narration: counts in words, Bob's Hat taken or kept
 def test_counts_are_told_in_the_right_number():
-    from bobshat_env.render import plural
+    from bobshat_env.text import plural
 
     assert [plural(n, "card") for n in (0, 1, 2)] == ["0 cards", "1 card", "2 cards"]
     assert plural(1, "hand entry", "hand entries") == "1 hand entry" and plural(3, "hand entry", "hand entries") == (

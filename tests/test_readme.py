@@ -57,7 +57,7 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files():
 
 def _help_texts() -> str:
     """Every `bobshat` command's --help, as one text."""
-    from bobshat_env.cli import build_parser
+    from bobshat_env.app.cli import build_parser
 
     parser = build_parser()
     texts = [parser.format_help()]
@@ -99,7 +99,7 @@ def test_every_output_shown_follows_its_command():
 
 
 def test_the_readme_names_every_shipped_policy_serve_offers():
-    from bobshat_env.web.session import AgentCatalog
+    from bobshat_env.app.web.session import AgentCatalog
 
     offered = AgentCatalog().shipped
     assert len(offered) == 8

@@ -20,7 +20,7 @@ from bobshat_env.games import make_game
 
 ray = pytest.importorskip("ray")
 
-from bobshat_env.cli import main  # noqa: E402
+from bobshat_env.app.cli import main  # noqa: E402
 from bobshat_env.vector import VectorEnv  # noqa: E402
 from train.distributed import DistributedError  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402

@@ -21,7 +21,7 @@ from agents.ppo_agent import (
     sample_actions,
     save_checkpoint,
 )
-from bobshat_env.cli import main as cli_main
+from bobshat_env.app.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo import interleaved_gae, margin_rewards, parse_args, train
 from train.selfplay import SELF, OpponentPool

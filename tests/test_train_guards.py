@@ -40,7 +40,7 @@ from agents.ppo_agent import (
     load_policy,
     save_checkpoint,
 )
-from bobshat_env.cli import main as cli_main
+from bobshat_env.app.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo import Args, check_args, parse_args
 
@@ -66,7 +66,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 # 1. two runs with the same name
 def test_a_second_run_in_a_folder_in_use_is_refused_and_a_killed_runs_lock_is_released(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "bobshat_env.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
+    argv = [sys.executable, "-m", "bobshat_env.app.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
     argv += ["--run-name", "same", "--total-decisions", "1000000000", "--time-limit-min", "1"]
     first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = tmp_path / "same"

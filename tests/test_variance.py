@@ -317,7 +317,7 @@ def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
 def test_cli_variance_reduction_flags(tmp_path, capsys):
     import json
 
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     out = tmp_path / "e.json"
     assert main(["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet"]

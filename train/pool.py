@@ -11,7 +11,7 @@ How it ends, whatever ends it
       workers ignore it from their first instruction (they start with SIGINT
       ignored, which a new Python keeps ignoring); the parent gets
       KeyboardInterrupt, kills its workers and re-raises, so the command
-      prints one line and ends with status 130 (``bobshat_env.cli.main``).
+      prints one line and ends with status 130 (``bobshat_env.app.cli.main``).
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
       runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
       143, the shell's status for SIGTERM, silently, as a terminated

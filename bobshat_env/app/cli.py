@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .config import ConfigError
-from .games import DESCRIPTIONS, GAMES, describe
+from ..config import ConfigError
+from ..games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).
 # Memory, not time, sets them: simulate keeps each game's totals (P int64s, 40 bytes with 5 players:
@@ -136,7 +136,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from agents.arena import play_games
     from agents.registry import count_error, split_specs
 
-    from .games import make_game
+    from ..games import make_game
 
     game = make_game(args.game, **game_options(args))
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
@@ -146,7 +146,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
     if args.records:
-        from .records import Recorder
+        from ..records import Recorder
 
         factory = lambda g, state, ids: Recorder(g, state, ids, seed=args.seed, agents=specs)  # noqa: E731
     # One batch at a time, its records streamed out before the next (a record is ~50 KB in memory: a
@@ -156,7 +156,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         out = None
         if args.records:
-            from .records import JsonlWriter
+            from ..records import JsonlWriter
 
             out = stack.enter_context(JsonlWriter(args.records))
         for start in range(0, args.games, args.batch_size):
@@ -180,7 +180,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .records import replay_main
+    from ..records import replay_main
 
     return replay_main(args.file)
 
@@ -196,7 +196,7 @@ def check_outputs(args: argparse.Namespace, *flags: str) -> None:
     ``-`` is stdout for ``--json``; anywhere else it is refused (it would be a
     file named ``-``). A ``--plot`` name must end with an image extension.
     """
-    from .paths import check_plot_path, check_writable
+    from ..paths import check_plot_path, check_writable
 
     for flag in flags:
         path = getattr(args, flag)
@@ -258,8 +258,8 @@ def _game_option_parser() -> argparse.ArgumentParser:
 def cmd_play(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdin.closed:
         raise ConfigError("standard input is closed: play reads your moves from it (run it in a terminal)")
-    from .games import make_game
-    from .play import default_opponent, play
+    from ..games import make_game
+    from .terminal import default_opponent, play
 
     game = make_game(args.game, **game_options(args))
     P = game.players
@@ -285,7 +285,7 @@ def _host(text: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Play, watch and replay in the browser (bobshat_env/web)."""
+    """Play, watch and replay in the browser (bobshat_env/app/web)."""
     from agents.registry import split_specs
 
     from .web import serve

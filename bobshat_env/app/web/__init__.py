@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..config import ConfigError
+from ...config import ConfigError
 
 __all__ = ["serve"]
 
@@ -61,7 +61,7 @@ def serve(
     except ImportError as err:
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
-    from ..paths import check_writable  # noqa: PLC0415
+    from ...paths import check_writable  # noqa: PLC0415
     from .session import RECORDS_FILE, AgentCatalog  # noqa: PLC0415
 
     if not host.strip():

@@ -1,9 +1,9 @@
 """Games in progress for ``bobshat serve``: one :class:`GameSession` per game, a :class:`SessionStore` for all.
 
-Nothing here knows HTTP (the routes are in :mod:`bobshat_env.web.app`), and
+Nothing here knows HTTP (the routes are in :mod:`bobshat_env.app.web.app`), and
 nothing here knows a game by name: every game-specific word, card face and
 fact comes from the :class:`~bobshat_env.games.Game` and the play text its
-description names (:mod:`bobshat_env.play`), the rules from the batched core.
+description names (:mod:`bobshat_env.app.terminal`), the rules from the batched core.
 A session steps one game (B = 1) move by move:
 
 - a bot moves only when the page asks (:meth:`GameSession.advance`), so the
@@ -11,7 +11,7 @@ A session steps one game (B = 1) move by move:
 - a human move arrives as its notation (``blue14``, ``hat+10``,
   ``blue+fewest``, ``none``, ``QS``, ``3``) and is read by the same parser as
   the terminal game, so a bad one gets the same reason; it changes nothing;
-- each step is told as the terminal tells it (:func:`bobshat_env.play.tell_step`);
+- each step is told as the terminal tells it (:func:`bobshat_env.app.terminal.tell_step`);
 - the finished game is recorded by :class:`bobshat_env.records.Recorder`
   and handed to the store, which appends it to the records folder.
 
@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from ..config import ConfigError
-from ..core import rng
-from ..core.tricks import IllegalActionError
-from ..games import DESCRIPTIONS, Game, describe, make_game
-from ..paths import check_writable
-from ..play import HUMAN, MoveError, _ordinal, _seat_name, new_seed, tell_step
-from ..records import Recorder, write_jsonl
-from ..seating import SeatDispatch
+from ...config import ConfigError
+from ...core import rng
+from ...core.tricks import IllegalActionError
+from ...games import DESCRIPTIONS, Game, describe, make_game
+from ...paths import check_writable
+from ..terminal import HUMAN, MoveError, _ordinal, _seat_name, new_seed, tell_step
+from ...records import Recorder, write_jsonl
+from ...seating import SeatDispatch
 
 RECORDS_FILE = "games.jsonl"
 FINISHED_PER_GAME = 10  # finished games kept (for their record and replay) per game in play: memory stays bounded
@@ -451,7 +451,7 @@ class GameSession:
 # Agents the server will build
 def shipped_checkpoints() -> Path:
     """The folder of the shipped policies (``checkpoints/`` beside the package, in a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "checkpoints"
+    return Path(__file__).resolve().parents[3] / "checkpoints"
 
 
 def tables() -> list[tuple[str, int]]:

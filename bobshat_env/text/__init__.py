@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .core import bobs_hat as bh
-from .core.cards import BH_TRUMPS, bh_card_str, oh_card_str
-from .games import Game
+from ..core import bobs_hat as bh
+from ..core.cards import BH_TRUMPS, bh_card_str, oh_card_str
+from ..games import Game
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -97,7 +97,7 @@ def render_bobs_hat(game: Game, state: bh.State, g: int = 0, show_hands: bool | 
 
 def render_oh_hell(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
     """Table of Oh Hell game ``g``: trump card, bids, tricks taken, scores."""
-    from .core import oh_hell as oh
+    from ..core import oh_hell as oh
 
     cfg = game.config
     P = cfg.players

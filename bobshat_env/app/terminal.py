@@ -43,9 +43,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .core import bobs_hat as bh
-from .core import rng
-from .core.cards import (
+from ..core import bobs_hat as bh
+from ..core import rng
+from ..core.cards import (
     BH_IS_HAT_CARD,
     BH_RANKS,
     BH_SUITS,
@@ -58,10 +58,10 @@ from .core.cards import (
     bh_card_str,
     oh_card_str,
 )
-from .games import Game
-from .paths import check_writable
-from .render import bid_text, plural, render
-from .seating import SeatDispatch
+from ..games import Game
+from ..paths import check_writable
+from ..text import bid_text, plural, render
+from ..seating import SeatDispatch
 
 HUMAN = "human"
 _HELP_COMMON = """\
@@ -836,7 +836,7 @@ class TerminalGame:
     # -- the game
     def run(self) -> PlayResult:
         """Play the game to its end (or until the human leaves)."""
-        from .records import Recorder  # noqa: PLC0415 - only a played game needs it
+        from ..records import Recorder  # noqa: PLC0415 - only a played game needs it
 
         game, P, human = self.game, self.game.players, self.seat
         state = self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
@@ -882,7 +882,7 @@ class TerminalGame:
 
     def _save(self, record: dict) -> str | None:
         """Append the record to ``save``; if that fails, to a new file nearby. Returns where it went."""
-        from .records import write_jsonl  # noqa: PLC0415
+        from ..records import write_jsonl  # noqa: PLC0415
 
         try:
             write_jsonl(self.save, [record], append=True)

@@ -20,10 +20,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError
-from ..games import make_game
-from ..play import tell_step
-from ..records import read_records, replay_report, replay_steps
+from ...config import ConfigError
+from ...games import make_game
+from ..terminal import tell_step
+from ...records import read_records, replay_report, replay_steps
 from .session import WebError, deck_faces, plain, scoring_rows, table_view, trick_of
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a records file listed or replayed from the folder; bigger: `bobshat replay`
