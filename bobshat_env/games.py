@@ -54,7 +54,7 @@ class GameDescription:
 
     - ``render``: ``f(game, state, g, show_hands) -> str``, the text table;
     - ``play_text``: a class ``T(game)`` with the move names, input parsing
-      and explanations of ``bobshat play`` (see :mod:`bobshat_env.app.terminal`);
+      and explanations of ``bobshat play`` (see :mod:`bobshat_env.text`);
     - ``record_rules``: the records adapter class (:mod:`bobshat_env.records`);
     - ``heuristics``: the module of the heuristic bots, with
       ``simple_state_policy`` / ``strong_state_policy`` playouts on full states;
@@ -86,8 +86,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         title="Where's Bob's Hat?",
         config_cls=BobsHatConfig,
         cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
-        render="bobshat_env.text:render_bobs_hat",
-        play_text="bobshat_env.app.terminal:_BobsHatText",
+        render="bobshat_env.text.bobs_hat:render",
+        play_text="bobshat_env.text.bobs_hat:PlayText",
         record_rules="bobshat_env.records:_BobsHatRules",
         heuristics="agents.heuristic_bobs_hat",
         agents=(
@@ -103,8 +103,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         title="Oh Hell",
         config_cls=OhHellConfig,
         cli_options=("deal_style", "scoring"),
-        render="bobshat_env.text:render_oh_hell",
-        play_text="bobshat_env.app.terminal:_OhHellText",
+        render="bobshat_env.text.oh_hell:render",
+        play_text="bobshat_env.text.oh_hell:PlayText",
         record_rules="bobshat_env.records:_OhHellRules",
         heuristics="agents.heuristic_oh_hell",
         agents=(
@@ -256,7 +256,7 @@ class Game:
         return self.load("render")(self, state, g, show_hands)
 
     def play_text(self) -> Any:
-        """Move names, parsing and explanations for terminal play (:mod:`bobshat_env.app.terminal`)."""
+        """Move names, parsing and explanations, for the terminal and the web (:mod:`bobshat_env.text`)."""
         return self.load("play_text")(self)
 
     def agent_class(self, name: str) -> str | None:

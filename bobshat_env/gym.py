@@ -48,8 +48,8 @@ from gymnasium import spaces
 from .core import rng
 from .core.bobs_hat import IllegalActionError
 from .games import Game, make_game
-from .text import render as render_table
 from .seating import SeatDispatch
+from .text import render as render_table
 
 ILLEGAL_MODES = ("penalty", "raise")
 REWARD_MODES = ("score", "relative")

@@ -16,11 +16,13 @@ import pytest
 
 from agents import available
 from bobshat_env.app.cli import main
+from bobshat_env.app.terminal import TerminalGame, default_opponent, play
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_card_str, bh_parse_card
 from bobshat_env.games import make_game
-from bobshat_env.app.terminal import MoveError, TerminalGame, _BobsHatText, default_opponent, play
 from bobshat_env.records import replay_file, replay_report
+from bobshat_env.text import MoveError
+from bobshat_env.text.bobs_hat import PlayText as BobsHatText
 
 
 class Oracle(io.TextIOBase):
@@ -337,9 +339,9 @@ def test_save_path_is_checked_before_the_game(tmp_path):
 def test_bid_parsing(text, code):
     if code is None:
         with pytest.raises(MoveError):
-            _BobsHatText._parse_bid(text.lower())
+            BobsHatText._parse_bid(text.lower())
     else:
-        assert _BobsHatText._parse_bid(text.lower()) == code
+        assert BobsHatText._parse_bid(text.lower()) == code
 
 
 @pytest.mark.parametrize(
@@ -347,18 +349,18 @@ def test_bid_parsing(text, code):
     [("blue14", 13), ("red 3", 22), ("bla20", 59), ("r1", 20), ("bl14", None), ("blue0", None), ("blue21", None)],
 )
 def test_card_parsing(text, card):
-    assert _BobsHatText._parse_card(text) == card
+    assert BobsHatText._parse_card(text) == card
 
 
 @pytest.mark.parametrize("text", ["hat+10", "+10", "+", "hat +10", "plus", "hat plus"])
 def test_hat_parsing(text):
-    assert _BobsHatText._parse_hat(text) == bh.HAT_PLUS
-    assert _BobsHatText._parse_hat(text.replace("+", "-").replace("plus", "minus")) == bh.HAT_MINUS
+    assert BobsHatText._parse_hat(text) == bh.HAT_PLUS
+    assert BobsHatText._parse_hat(text.replace("+", "-").replace("plus", "minus")) == bh.HAT_MINUS
 
 
 def test_every_move_label_parses_back():
     game = make_game("bobs_hat", players=4, double_fewest=True, no_bid=True)
-    text = _BobsHatText(game)
+    text = BobsHatText(game)
     state = game.init(np.zeros(1, dtype=np.uint64))
     for phase in (bh.HAT, bh.BID):
         state.phase[0] = phase
@@ -720,7 +722,7 @@ def test_bobs_hat_is_taken_or_kept_as_the_holder_changes():
             else:
                 assert m.group(3) is None, line
     assert seen == {"takes", "keeps"}
-    text = _BobsHatText(make_game("bobs_hat", players=3))
+    text = BobsHatText(make_game("bobs_hat", players=3))
     cards = np.array([13, 0, 1])  # blue14, a hat card, wins for seat 0
     assert "keeps Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=0)
     assert "takes Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=2)

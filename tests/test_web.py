@@ -23,10 +23,10 @@ pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has i
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from bobshat_env.games import make_game  # noqa: E402
-from bobshat_env.app.terminal import MoveError  # noqa: E402
-from bobshat_env.records import read_jsonl, replay_file, replay_main, replay_report  # noqa: E402
 from bobshat_env.app.web.app import create_app  # noqa: E402
+from bobshat_env.games import make_game  # noqa: E402
+from bobshat_env.records import read_jsonl, replay_file, replay_main, replay_report  # noqa: E402
+from bobshat_env.text import MoveError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SENT_BY_PAGE = {"X-Bobshat": "1"}  # what the records page adds to an upload (no cross-site page can)
@@ -112,7 +112,7 @@ def test_a_whole_game_through_the_api_is_saved_as_a_record_replay_accepts(server
     # every hand was scored with its reasons, as the terminal does
     game = make_game(params["game"], **{k: v for k, v in record["config"].items()})
     assert len(final["summaries"]) == game.config.hands
-    assert all(s["lines"][0].startswith("--- Hand scoring") for s in final["summaries"])
+    assert all(s["lines"][0].startswith("Hand scoring (") for s in final["summaries"])
     # ... and as a table: seat, bid, taken, made or missed, points, total (the core's numbers)
     P = game.players
     for s in final["summaries"]:

@@ -43,25 +43,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..core import bobs_hat as bh
 from ..core import rng
-from ..core.cards import (
-    BH_IS_HAT_CARD,
-    BH_RANKS,
-    BH_SUITS,
-    BH_TRUMPS,
-    OH_HELL_DECK,
-    OH_RANK_CHARS,
-    OH_SUIT_CHARS,
-    OH_SUITS,
-    bh_card,
-    bh_card_str,
-    oh_card_str,
-)
 from ..games import Game
 from ..paths import check_writable
-from ..text import bid_text, plural, render
 from ..seating import SeatDispatch
+from ..text import GameText, MoveError, RenegeQuestion, ordinal, plural, render, seat_name, tell_step
 
 HUMAN = "human"
 _HELP_COMMON = """\
@@ -69,28 +55,6 @@ _HELP_COMMON = """\
   moves (m)       list your legal moves again
   help (?)        this help
   quit (q)        leave the game (nothing is saved)"""
-_BOBS_HAT_HELP = (
-    """\
-Type your move as its number in the list, or by name:
-  blue14, red3    a card: suit (blue, red, black; r, blu, bla will do) and rank 1-20
-  hat+10, hat-10  the dealer's choice for Bob's Hat (also +10 / -10)
-  blue+fewest     a bid: any of blue, red, black, fewest joined by + (or spaces);
-                  fewest+fewest is double fewest, none is the no-bid option
-"""
-    + _HELP_COMMON
-)
-_OH_HELL_HELP = (
-    """\
-Type a card as its number in the list or by name; type a bid as the number of tricks:
-  QS, TH, 10H, 2C a card: rank (2-9, T or 10, J, Q, K, A) and suit (C, D, H, S)
-  3 (or bid 3)    a bid of three tricks
-"""
-    + _HELP_COMMON
-)
-
-
-class MoveError(ValueError):
-    """Typed input that is not a legal move now; the message says why."""
 
 
 class _Quit(Exception):
@@ -125,561 +89,6 @@ class PlayResult:
     def exit_code(self) -> int:
         """0 for a finished game or ``quit``; 130 for Ctrl-C or end of input."""
         return 0 if self.how in ("finished", "quit") else 130
-
-
-# ==========================================================================
-# Per-game text: move names, parsing, events, hand summaries
-def _seat_name(p: int, human: int) -> str:
-    return f"player_{p} (you)" if p == human else f"player_{p}"
-
-
-class _BobsHatText:
-    """Move names, input parsing and explanations for Where's Bob's Hat?"""
-
-    help = _BOBS_HAT_HELP
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.cfg = game.config
-
-    # -- names
-    @staticmethod
-    def bid_label(code: int) -> str:
-        return bid_text(code)  # as the table shows it
-
-    def move_label(self, action: int) -> str:
-        if action < bh.N_CARDS:
-            return bh_card_str(action)
-        if action == bh.HAT_PLUS:
-            return "hat+10"
-        if action == bh.HAT_MINUS:
-            return "hat-10"
-        return self.bid_label(action - bh.BID_BASE)
-
-    def move_name(self, action: int) -> str:
-        """The move's notation, as typed and as the web page's button is named (``blue14``, ``hat+10``, ``none``)."""
-        return self.move_label(action)
-
-    @staticmethod
-    def card_face(card: int) -> dict[str, Any]:
-        """How a card is drawn: notation, rank and suit (blue, red, black), and whether it carries Bob's Hat."""
-        return {
-            "name": bh_card_str(card),
-            "rank": str(card % BH_RANKS + 1),
-            "suit": BH_SUITS[card // BH_RANKS],
-            "symbol": "",
-            "hat": bool(BH_IS_HAT_CARD[card]),
-        }
-
-    def table_facts(self, state: bh.State, viewer: int | None, dealt: bh.State | None = None) -> dict[str, Any]:
-        """What the table shows besides the cards and totals (the web page draws it as given).
-
-        viewer: the seat whose view it is (a secret bid of another seat shows
-        as ``(secret)`` during the bidding), None for a spectator who sees all.
-        dealt: the state that says which hand it is (its trump), when
-        ``state`` is a finished hand that the core has already moved past.
-        """
-        P = self.cfg.players
-        dealt = state if dealt is None else dealt
-        me = -1 if viewer is None else viewer
-        hat, holder = int(state.hat_value[0]), int(state.hat_holder[0])
-        where = "in the centre" if holder < 0 else f"held by {_seat_name(holder, me)}"
-        secret = self.cfg.secret_bidding and int(state.phase[0]) == bh.BID
-        bids: list[str | None] = []
-        for p in range(P):
-            code = int(state.bids[0, p])
-            if code < 0:
-                bids.append(None)
-            elif secret and viewer is not None and p != viewer:
-                bids.append("(secret)")
-            else:
-                bids.append(self.bid_label(code))
-        return {
-            "info": [
-                ["Trump", BH_TRUMPS[int(dealt.trump[0])]],
-                ["Bob's Hat", "not chosen yet" if hat == 0 else f"{hat:+d}, {where}"],
-            ],
-            "taken_label": "Taken (blue/red/black)",
-            "bids": bids,
-            "taken": ["/".join(str(int(x)) for x in state.taken[0, p]) for p in range(P)],
-            "marks": [["holds Bob's Hat"] if p == holder else [] for p in range(P)],
-        }
-
-    def moves_note(self, state: bh.State, legal: np.ndarray) -> str | None:
-        """A word on moves that are not offered (none in Bob's Hat: every option is in the list)."""
-        return None
-
-    def question(self, state: bh.State) -> str:
-        ph = int(state.phase[0])
-        if ph == bh.HAT:
-            return "You deal: Bob's Hat at +10 or -10?"
-        if ph == bh.BID:
-            return "Your bid (e.g. blue+fewest)"
-        return "Your card"
-
-    def number_is_index(self, state: bh.State) -> bool:
-        return True
-
-    # -- parsing
-    def parse(self, text: str, state: bh.State, seat: int, legal: np.ndarray) -> int:
-        """The action typed as ``text`` (card, hat choice or bid); MoveError if not legal now."""
-        ph = int(state.phase[0])
-        t = text.strip().lower()
-        hat = self._parse_hat(t)
-        card = self._parse_card(t)
-        if ph == bh.HAT:
-            if hat is not None:
-                return hat
-            if card is not None:
-                raise MoveError("you are the dealer and choose Bob's Hat first: type hat+10 or hat-10")
-            raise MoveError(f"{text.strip()!r} is not a hat choice: type hat+10 or hat-10 (or 1 / 2)")
-        if ph == bh.BID:
-            if card is not None:
-                raise MoveError("it is the bidding, not a card: bid e.g. blue, red+fewest or fewest")
-            if hat is not None:
-                raise MoveError("only the dealer chooses Bob's Hat, and that is done: now bid (e.g. blue+fewest)")
-            code = self._parse_bid(t)
-            action = bh.BID_BASE + code
-            if not legal[action]:
-                if code == 0:
-                    if not self.cfg.no_bid:
-                        raise MoveError("bidding nothing needs the no-bid option (--no-bid): bid at least one card")
-                    raise MoveError("you have already used your no-bid this game: bid at least one card")
-                if code // 8 == 2:
-                    raise MoveError("fewest twice (double fewest) needs the --double-fewest option")
-                raise MoveError(f"the bid {self.bid_label(code)} is not allowed")
-            return action
-        # Card play
-        if card is None:
-            if hat is not None:
-                raise MoveError("Bob's Hat was chosen at the start of the hand: now play a card (e.g. blue14)")
-            if self._looks_like_bid(t):
-                raise MoveError("the bidding is over: now play a card (e.g. blue14)")
-            raise MoveError(f"{text.strip()!r} is not a card: write a suit and a rank, like blue14 or red3")
-        if not state.hands[0, seat, card]:
-            raise MoveError(f"you do not hold {bh_card_str(card)}")
-        if not legal[card]:
-            led = BH_SUITS[int(state.led_suit[0])]
-            have = " ".join(bh_card_str(c) for c in np.flatnonzero(legal[: bh.N_CARDS]))
-            raise _RenegeQuestion(
-                card, f"you must follow the suit led, {led}: you hold {have}", allowed=self.cfg.renege_mode
-            )
-        return card
-
-    @staticmethod
-    def _parse_hat(t: str) -> int | None:
-        m = re.fullmatch(r"(?:hat\s*)?([+-])\s*(?:10)?|hat\s*(plus|minus)|(plus|minus)", t)
-        if not m:
-            return None
-        sign = m.group(1) or m.group(2) or m.group(3)
-        return bh.HAT_PLUS if sign in ("+", "plus") else bh.HAT_MINUS
-
-    @staticmethod
-    def _parse_card(t: str) -> int | None:
-        m = re.fullmatch(r"([a-z]+)\s*([0-9]{1,2})", t)
-        if not m:
-            return None
-        suits = [s for s, name in enumerate(BH_SUITS) if name.startswith(m.group(1))]
-        rank = int(m.group(2))
-        if len(suits) != 1 or not 1 <= rank <= BH_RANKS:
-            return None
-        return bh_card(suits[0], rank)
-
-    @staticmethod
-    def _looks_like_bid(t: str) -> bool:
-        try:
-            _BobsHatText._parse_bid(t)
-        except MoveError:
-            return False
-        return True
-
-    @staticmethod
-    def _parse_bid(t: str) -> int:
-        t = re.sub(r"^bid\s*:?\s*", "", t)
-        if t in ("none", "nothing", "no bid", "no-bid", "no_bid", "nobid", "pass", "[]", "no"):
-            return 0
-        tokens = [x for x in re.split(r"[+,\s&]+", t) if x]
-        if not tokens:
-            raise MoveError("type a bid: any of blue, red, black, fewest joined by + (e.g. blue+fewest)")
-        most: list[str] = []
-        fewest = 0
-        for tok in tokens:
-            tok = tok.removeprefix("most_").removeprefix("most-").removeprefix("most")
-            if tok in ("double_fewest", "double-fewest", "doublefewest", "2fewest", "fewest2"):
-                fewest += 2
-                continue
-            if tok in ("fewest", "few", "f"):
-                fewest += 1
-                continue
-            match = [name for name in BH_SUITS if tok and name.startswith(tok)]
-            if len(match) != 1:
-                raise MoveError(
-                    f"{tok!r} is not a bid card: bid cards are blue, red, black and fewest (e.g. blue+fewest)"
-                )
-            if "most_" + match[0] in most:
-                raise MoveError(f"you have one 'most {match[0]}' bid card: it can be bid once")
-            most.append("most_" + match[0])
-        if fewest > 2:
-            raise MoveError("fewest can be bid twice at most (double fewest)")
-        return bh.bid_code(most, fewest)
-
-    # -- events
-    def event(self, snap: bh.State, action: int, human: int) -> str | None:
-        """One line for what the player to act in ``snap`` just did (None for a card: tricks are shown whole)."""
-        p = int(snap.cur[0])
-        who = _seat_name(p, human)
-        ph = int(snap.phase[0])
-        if ph == bh.HAT:
-            return f"{who}, the dealer, puts Bob's Hat in the centre at {'+10' if action == bh.HAT_PLUS else '-10'}."
-        if ph == bh.BID:
-            if self.cfg.secret_bidding and p != human:
-                return f"{who} has bid (secret)."
-            return f"{who} bids {self.bid_label(action - bh.BID_BASE)}."
-        return None
-
-    def after_step(self, snap: bh.State, state: bh.State, human: int) -> list[str]:
-        """Lines for what a step revealed beyond its own action (secret bids shown together)."""
-        if (
-            self.cfg.secret_bidding
-            and int(snap.phase[0]) == bh.BID
-            and int(snap.n_bids[0]) == self.cfg.players - 1
-            and int(state.phase[0]) == bh.PLAY
-        ):
-            bids = ", ".join(
-                f"{_seat_name(p, human)} {self.bid_label(int(state.bids[0, p]))}" for p in range(self.cfg.players)
-            )
-            return [f"Bids revealed: {bids}."]
-        return []
-
-    def trick_line(
-        self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
-    ) -> str:
-        """The trick in play order and who won it; ``holder``: who held Bob's Hat before it (-1: the centre).
-
-        A trick with a hat card moves Bob's Hat to its winner, who "takes"
-        it, or "keeps" it when it was already theirs.
-        """
-        P = self.cfg.players
-        order = [(leader + i) % P for i in range(P)]
-        played = ", ".join(f"{_seat_name(p, human)} {bh_card_str(int(cards[p]))}" for p in order)
-        line = f"Trick {n_trick}: {played} -> {_seat_name(winner, human)} wins with {bh_card_str(int(cards[winner]))}"
-        hats = [bh_card_str(int(c)) for c in cards if c >= 0 and BH_IS_HAT_CARD[int(c)]]
-        if hats:
-            verb = "keeps" if winner == holder else "takes"
-            line += f" and {verb} Bob's Hat ({' '.join(hats)} in the trick)"
-        return line + "."
-
-    def hand_header(self, state: bh.State, human: int) -> str:
-        return (
-            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
-            f"{plural(int(state.hand_size[0]), 'card')} each, "
-            f"dealer {_seat_name(int(state.dealer[0]), human)}, trump {BH_TRUMPS[int(state.trump[0])]} ==="
-        )
-
-    # -- scoring explained
-    def summary(self, final: bh.State, human: int) -> list[str]:
-        """The hand's scoring, bid by bid, from the state right after its last trick."""
-        P = self.cfg.players
-        taken = final.taken[0].astype(np.int64)  # (P, 3)
-        total = taken.sum(axis=1)
-        size = int(final.tricks_done[0])  # cards each were dealt = tricks of the hand
-        hat, holder = int(final.hat_value[0]), int(final.hat_holder[0])
-        bids = final.bids[0].astype(np.int64)
-        scores = final.last_scores[0].astype(np.int64)
-        hat_txt = "stayed in the centre" if holder < 0 else f"ends with {_seat_name(holder, human)}"
-        lines = [f"--- Hand scoring ({plural(size, 'card')} each; Bob's Hat {hat:+d} {hat_txt}) ---"]
-        for p in range(P):
-            code = int(bids[p])
-            per_suit = ", ".join(f"{int(taken[p, s])} {BH_SUITS[s]}" for s in range(3))
-            took = plural(int(total[p]), "card")
-            lines.append(f"{_seat_name(p, human)}: bid {self.bid_label(code)}; took {took} ({per_suit})")
-            if code == 0:
-                lines.append("    no bid this hand: scores 0, Bob's Hat included")
-            for s in range(3):
-                if code >> s & 1:
-                    lines.append("    " + self._most_line(p, s, taken, code, human))
-            if code // 8:
-                lines.append("    " + self._fewest_line(p, total, code // 8, size, human))
-            if holder == p and code != 0:
-                lines.append(f"    Bob's Hat: held at the end of the hand: {hat:+d}")
-            cum = int(final.scores[0, p])
-            lines.append(f"    hand {int(scores[p]):+d}, total {cum}")
-        return lines
-
-    def _points(self, p: int, code: int, taken: np.ndarray, size: int) -> int:
-        """Points of one bid of seat ``p`` alone, by the core's own scoring."""
-        bids = np.full((1, self.cfg.players), 1, dtype=np.int64)
-        bids[0, p] = code
-        pts = bh.score_hand(self.cfg, bids, taken[None], np.zeros(1), np.full(1, -1), np.array([size]))
-        return int(pts[0, p])
-
-    def _most_line(self, p: int, s: int, taken: np.ndarray, code: int, human: int) -> str:
-        suit = BH_SUITS[s]
-        mine = int(taken[p, s])
-        others = [(int(taken[q, s]), q) for q in range(self.cfg.players) if q != p]
-        best, best_seat = max(others)
-        pts = self._points(p, 1 << s, taken, 1)
-        if int(taken[:, s].sum()) == 0:
-            return f"most {suit}: no {suit} card was dealt this hand, so the bid is made: {pts:+d}"
-        if mine > best:
-            return f"most {suit}: made, {mine} {suit} against at most {best} for anyone else: +5 + {mine} = {pts:+d}"
-        rival = _seat_name(best_seat, human)
-        why = "ties lose" if best == mine else "more"
-        if self.cfg.negative_scoring:
-            return f"most {suit}: missed, {mine} {suit} but {rival} took {best} ({why}): -5 - {mine} = {pts:+d}"
-        return f"most {suit}: missed, {mine} {suit} but {rival} took {best} ({why}): {pts:+d}"
-
-    def _fewest_line(self, p: int, total: np.ndarray, times: int, size: int, human: int) -> str:
-        mine = int(total[p])
-        others = [(int(total[q]), q) for q in range(self.cfg.players) if q != p]
-        low, low_seat = min(others)
-        taken = np.zeros((self.cfg.players, 3), dtype=np.int64)
-        taken[:, 0] = total
-        pts = self._points(p, 8 * times, taken, size)
-        name = "double fewest" if times == 2 else "fewest"
-        worth = f"2 x {size} = {pts:+d}" if times == 2 else f"{pts:+d} (the hand size)"
-        if mine < low:
-            return f"{name}: made, {plural(mine, 'card')} against at least {low} for anyone else: {worth}"
-        why = "ties lose" if low == mine else "fewer"
-        return f"{name}: missed, {plural(mine, 'card')} but {_seat_name(low_seat, human)} took {low} ({why}): {worth}"
-
-    def renege_lines(self, snap: bh.State, card: int, human: int) -> list[str]:
-        p = int(snap.cur[0])
-        led = BH_SUITS[int(snap.led_suit[0])]
-        return [
-            f"{_seat_name(p, human)} reneged with {bh_card_str(card)} (did not follow {led}): {bh.RENEGE_PENALTY} "
-            "points; the same dealer deals the hand again."
-        ]
-
-
-class _RenegeQuestion(MoveError):
-    """A held card that breaks follow suit: an error, or (renege mode) a renege to confirm."""
-
-    def __init__(self, card: int, message: str, allowed: bool) -> None:
-        super().__init__(message)
-        self.card = card
-        self.allowed = allowed
-
-
-class _OhHellText:
-    """Move names, input parsing and explanations for Oh Hell."""
-
-    help = _OH_HELL_HELP
-
-    _SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.cfg = game.config
-        self.mod = game.module
-
-    def move_label(self, action: int) -> str:
-        if action < self.mod.N_CARDS:
-            return oh_card_str(action)
-        return f"bid {action - self.mod.BID_BASE}"
-
-    def move_name(self, action: int) -> str:
-        """The move's notation, as typed and as the web page's button is named (``QS``, or ``3`` for a bid)."""
-        if action < self.mod.N_CARDS:
-            return oh_card_str(action)
-        return str(action - self.mod.BID_BASE)
-
-    _SYMBOLS = {"clubs": "\u2663", "diamonds": "\u2666", "spades": "\u2660", "hearts": "\u2665"}
-
-    def card_face(self, card: int) -> dict[str, Any]:
-        """How a card is drawn: notation, rank (2-9, T, J, Q, K, A), suit name and symbol."""
-        suit = OH_SUITS[int(OH_HELL_DECK.suit_of[card])]
-        return {
-            "name": oh_card_str(card),
-            "rank": oh_card_str(card)[:-1],
-            "suit": suit,
-            "symbol": self._SYMBOLS[suit],
-            "hat": False,
-        }
-
-    def table_facts(self, state: Any, viewer: int | None, dealt: Any = None) -> dict[str, Any]:
-        """What the table shows besides the cards and totals (bids are public in Oh Hell); ``dealt`` as in Bob's Hat."""
-        P = self.cfg.players
-        trump = int((state if dealt is None else dealt).trump_card[0])
-        card = "-" if trump < 0 else f"{oh_card_str(trump)} (trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]})"
-        return {
-            "info": [["Trump card", card], ["Scoring", self.cfg.scoring]],
-            "taken_label": "Tricks taken",
-            "bids": [None if int(state.bids[0, p]) < 0 else str(int(state.bids[0, p])) for p in range(P)],
-            "taken": [str(int(state.taken[0, p])) for p in range(P)],
-            "marks": [[] for _ in range(P)],
-        }
-
-    def moves_note(self, state: Any, legal: np.ndarray) -> str | None:
-        """The dealer's barred bid (hook rule), when the bidding leaves one out."""
-        if int(state.phase[0]) != self.mod.BID:
-            return None
-        base = self.mod.BID_BASE
-        barred = [b for b in range(int(state.hand_size[0]) + 1) if not legal[base + b]]
-        if not barred:
-            return None
-        return f"{barred[0]} is barred: the bids would add up to the tricks, hook rule"
-
-    def question(self, state: Any) -> str:
-        if int(state.phase[0]) == self.mod.BID:
-            return f"Your bid, 0-{int(state.hand_size[0])} tricks"
-        return "Your card"
-
-    def number_is_index(self, state: Any) -> bool:
-        return int(state.phase[0]) != self.mod.BID
-
-    def _parse_card(self, t: str) -> int | None:
-        t = t.strip().upper()
-        for sym, ch in self._SUIT_SYMBOLS.items():
-            t = t.replace(sym, ch)
-        m = re.fullmatch(r"(10|[2-9TJQKA])\s*([CDHS])", t)
-        if not m:
-            return None
-        rank = "T" if m.group(1) == "10" else m.group(1)
-        return OH_RANK_CHARS.index(rank) * 4 + OH_SUIT_CHARS.index(m.group(2))
-
-    def parse(self, text: str, state: Any, seat: int, legal: np.ndarray) -> int:
-        """The action typed as ``text`` (a card, or a bid in the bidding); MoveError if not legal now."""
-        mod = self.mod
-        t = text.strip().lower()
-        card = self._parse_card(t)
-        if int(state.phase[0]) == mod.BID:
-            if card is not None:
-                raise MoveError("it is the bidding, not a card: type the number of tricks you bid")
-            m = re.fullmatch(r"(?:bid\s*:?\s*)?([0-9]+)", t)
-            if not m:
-                raise MoveError(
-                    f"{text.strip()!r} is not a bid: type the number of tricks, 0-{int(state.hand_size[0])}"
-                )
-            bid, size = int(m.group(1)), int(state.hand_size[0])
-            if bid > size:
-                raise MoveError(f"a bid is 0 to the hand size, {size}")
-            if not legal[mod.BID_BASE + bid]:
-                raise MoveError(
-                    f"as the dealer you may not bid {bid}: the bids would add up to {size}, the number of tricks "
-                    "(hook rule)"
-                )
-            return mod.BID_BASE + bid
-        if card is None:
-            if re.fullmatch(r"bid\s*:?\s*[0-9]+", t):
-                raise MoveError("the bidding is over: now play a card (e.g. QS)")
-            raise MoveError(f"{text.strip()!r} is not a card: write a rank and a suit, like QS, TH or 2C")
-        if not state.hands[0, seat, card]:
-            raise MoveError(f"you do not hold {oh_card_str(card)}")
-        if not legal[card]:
-            led = OH_SUITS[int(state.led_suit[0])]
-            have = " ".join(oh_card_str(c) for c in np.flatnonzero(legal[: mod.N_CARDS]))
-            raise MoveError(f"you must follow the suit led, {led}: you hold {have}")
-        return card
-
-    def event(self, snap: Any, action: int, human: int) -> str | None:
-        if int(snap.phase[0]) == self.mod.BID:
-            return f"{_seat_name(int(snap.cur[0]), human)} bids {action - self.mod.BID_BASE}."
-        return None
-
-    def after_step(self, snap: Any, state: Any, human: int) -> list[str]:
-        return []
-
-    def trick_line(
-        self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
-    ) -> str:
-        """The trick in play order and who won it (``holder``: Bob's Hat's, unused here)."""
-        P = self.cfg.players
-        order = [(leader + i) % P for i in range(P)]
-        played = ", ".join(f"{_seat_name(p, human)} {oh_card_str(int(cards[p]))}" for p in order)
-        return f"Trick {n_trick}: {played} -> {_seat_name(winner, human)} wins with {oh_card_str(int(cards[winner]))}."
-
-    def hand_header(self, state: Any, human: int) -> str:
-        trump = int(state.trump_card[0])
-        return (
-            f"=== Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
-            f"{plural(int(state.hand_size[0]), 'card')} each, "
-            f"dealer {_seat_name(int(state.dealer[0]), human)}, trump card {oh_card_str(trump)} "
-            f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]}) ==="
-        )
-
-    def summary(self, final: Any, human: int) -> list[str]:
-        scoring = self.cfg.scoring
-        rule = {
-            "positive": "one point per trick, +10 for making the bid exactly",
-            "neutral": "10 + tricks for making the bid exactly, else 0",
-            "negative": "10 for making the bid exactly, else -10 per trick off",
-        }[scoring]
-        lines = [f"--- Hand scoring ({scoring}: {rule}) ---"]
-        for p in range(self.cfg.players):
-            bid, took = int(final.bids[0, p]), int(final.taken[0, p])
-            pts = int(final.last_scores[0, p])
-            made = bid == took
-            if scoring == "positive":
-                how = f"{took} + 10 = {pts:+d}" if made else f"{plural(took, 'trick')} = {pts:+d}"
-            elif scoring == "neutral":
-                how = f"10 + {took} = {pts:+d}" if made else f"{pts:+d}"
-            else:
-                how = f"{pts:+d}" if made else f"-10 x {abs(took - bid)} = {pts:+d}"
-            verdict = "made" if made else "missed"
-            lines.append(
-                f"{_seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(final.scores[0, p])}"
-            )
-        return lines
-
-    def renege_lines(self, snap: Any, card: int, human: int) -> list[str]:
-        return []
-
-
-def _text_for(game: Game) -> _BobsHatText | _OhHellText:
-    return game.play_text()  # the class the game's description names
-
-
-@dataclass
-class StepStory:
-    """What one step showed, in the words of the terminal game (the web app tells it the same way).
-
-    events: the action (a hat choice, a bid; cards are told with their
-    trick), bids revealed, a renege, the trick the step completed.
-    summary: the hand's scoring, bid by bid with its reason, when the step
-    ended a hand. header: the next hand's heading, when a new hand was dealt
-    (None while it waits to be dealt: a step taken with ``auto_deal=False``).
-    hand_scored: the step ended a hand (a renege ends it unscored).
-    """
-
-    events: list[str]
-    summary: list[str]
-    header: str | None
-    hand_scored: bool
-
-
-def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: Any, human: int) -> StepStory:
-    """The story of one step of game 0 of a batch: ``snap`` the state before it, ``state`` after.
-
-    text: the game's play text (``game.play_text()``); human: the seat told
-    as "you" (-1 for none). A finished hand's summary is worked out on a copy
-    of ``snap`` stepped without the next deal, so ``state`` may already hold
-    the next hand.
-    """
-    events = []
-    line = text.event(snap, action, human)
-    if line:
-        events.append(line)
-    events += text.after_step(snap, state, human)
-    # the next hand's heading, once it is dealt (a step taken with auto_deal=False leaves it to deal)
-    game_over = bool(res.game_done[0]) or int(state.phase[0]) == game.module.DEAL
-    if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
-        events += text.renege_lines(snap, action, human)
-        return StepStory(events, [], None if game_over else text.hand_header(state, human), False)
-    if bool(res.trick_done[0]):
-        n_trick = int(snap.tricks_done[0]) + 1
-        holder = int(snap.hat_holder[0]) if hasattr(snap, "hat_holder") else -1  # before the trick
-        events.append(
-            text.trick_line(
-                res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick, holder
-            )
-        )
-    if not bool(res.hand_done[0]):
-        return StepStory(events, [], None, False)
-    final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
-    game.step(final, np.array([action]), auto_deal=False)
-    summary = text.summary(final, human)
-    return StepStory(events, summary, None if game_over else text.hand_header(state, human), True)
 
 
 # ==========================================================================
@@ -728,7 +137,7 @@ class TerminalGame:
         if save is not None:
             check_writable(save, "--save", append=True)
         self.save = save
-        self.text = _text_for(game)
+        self.text: GameText = game.play_text()  # the class the game's description names
         self.state: Any = None  # the game being played (B = 1), set by run()
         self.agents: list[Any] = []
         self.names: list[str] = []
@@ -804,7 +213,7 @@ class TerminalGame:
             if t in ("q", "quit", "exit"):
                 raise _Quit("quit")
             if t in ("?", "h", "help"):
-                self.say(self.text.help)
+                self.say(self.text.help + _HELP_COMMON)
                 continue
             if t in ("t", "table"):
                 self._table(state)
@@ -820,7 +229,7 @@ class TerminalGame:
                 continue
             try:
                 return self.text.parse(raw, state, self.seat, legal)
-            except _RenegeQuestion as err:
+            except RenegeQuestion as err:
                 if not err.allowed:
                     self.say(f"Not allowed: {err}.")
                     continue
@@ -845,7 +254,7 @@ class TerminalGame:
         seats = ", ".join(f"player_{p}: {'you' if p == human else self.names[p]}" for p in range(P))
         self.say(f"{_title(game)} - {P} players ({seats}). Type ? at any prompt for help.")
         self.say(f"Seed {self.seed} (play these deals again with --seed {self.seed}).")
-        self.say(self.text.hand_header(state, human))
+        self.say(ruled(self.text.hand_header(state, human), "==="))
         hands = 0
         # Bots that declare ``needs_public`` also get the public void record (as in the arena and training).
         dispatch = SeatDispatch(game, 1, self.agents)
@@ -911,12 +320,13 @@ class TerminalGame:
             self.say(line)
         if story.summary:
             self.say()
-            for line in story.summary:
+            self.say(ruled(story.summary[0], "---"))
+            for line in story.summary[1:]:
                 self.say(line)
         if story.header:
             if story.summary:
                 self.say()
-            self.say(story.header)
+            self.say(ruled(story.header, "==="))
         return int(story.hand_scored)
 
     def _final(self, totals: list[int]) -> None:
@@ -928,7 +338,7 @@ class TerminalGame:
         for p in order:
             mark = "  <- winner" if totals[p] == best else ""
             name = self.names[p] if len(self.names[p]) <= 24 else "..." + self.names[p][-21:]
-            self.say(f"{_seat_name(p, self.seat):<18}{name:<25}{totals[p]:>6}{mark}")
+            self.say(f"{seat_name(p, self.seat):<18}{name:<25}{totals[p]:>6}{mark}")
         winners = [p for p in range(P) if totals[p] == best]
         mine = totals[self.seat]
         if self.seat in winners:
@@ -936,11 +346,12 @@ class TerminalGame:
             self.say("You win!" if len(winners) == 1 else f"You share the win with {others}!")
         else:
             place = 1 + sum(t > mine for t in totals)
-            self.say(f"You finished {_ordinal(place)} of {P}.")
+            self.say(f"You finished {ordinal(place)} of {P}.")
 
 
-def _ordinal(n: int) -> str:
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+def ruled(heading: str, rule: str) -> str:
+    """A heading as the terminal sets it off: ``=== Hand 1 of 2: ... ===``, ``--- Hand scoring (...) ---``."""
+    return f"{rule} {heading} {rule}"
 
 
 def _title(game: Game) -> str:
@@ -982,12 +393,9 @@ def default_opponent(game: Game) -> str:
 
 __all__ = [
     "HUMAN",
-    "MoveError",
     "PlayResult",
-    "StepStory",
     "TerminalGame",
     "default_opponent",
     "new_seed",
     "play",
-    "tell_step",
 ]

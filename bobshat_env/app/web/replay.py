@@ -22,9 +22,9 @@ from typing import Any
 
 from ...config import ConfigError
 from ...games import make_game
-from ..terminal import tell_step
 from ...records import read_records, replay_report, replay_steps
-from .session import WebError, deck_faces, plain, scoring_rows, table_view, trick_of
+from ...text import tell_step
+from .session import WebError, deck_faces, scoring_rows, table_view, trick_of
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a records file listed or replayed from the folder; bigger: `bobshat replay`
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
@@ -142,7 +142,7 @@ def frames(record: dict) -> dict[str, Any]:
             if previous is not None:
                 carried = [c + int(x) for c, x in zip(carried, previous.scores[0])]
             hands.append({"entry": step.entry, "number": int(step.after.hand_no[0]) + 1, "frame": len(out)})
-            lines = [plain(text.hand_header(step.after, -1))]
+            lines = [text.hand_header(step.after, -1)]
             summary, scoring = None, None
         else:
             story = tell_step(game, text, step.before, step.action, step.result, step.after, -1)
