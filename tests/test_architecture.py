@@ -184,7 +184,7 @@ def test_name_checker_catches_branches():
     )
     assert name_branches(allowed) == []
     assert _is_description_module(Path("core/bobs_hat.py")) and _is_description_module(Path("heuristic_oh_hell.py"))
-    assert not _is_description_module(Path("render.py")) and not _is_description_module(Path("records.py"))
+    assert not _is_description_module(Path("text/__init__.py")) and not _is_description_module(Path("records.py"))
 
 
 def test_no_module_outside_the_descriptions_branches_on_a_game_name():
@@ -208,3 +208,27 @@ def test_every_description_entry_point_loads():
             assert callable(load(entry)), (d.name, name)
         assert game.module.NAME == d.name and game.deck.n_cards > 0
         assert set(d.cli_options) <= set(d.config_cls.__dataclass_fields__)
+
+
+# --------------------------------------------------------------------------
+# Short functions on the app floor and in the game text
+def long_functions(source: str, limit: int = 100) -> list[str]:
+    """Functions (methods, nested ones) longer than ``limit`` lines, with their length."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines, line {node.lineno})"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_app_and_text_functions_stay_short():
+    """No function over 100 lines in bobshat_env/app/ and bobshat_env/text/ (handlers and parsers one per job)."""
+    assert long_functions("def f():\n" + "    x = 1\n" * 100) == ["f (101 lines, line 1)"]
+    assert long_functions("def f():\n" + "    x = 1\n" * 99) == []
+    found = {
+        str(path.relative_to(ROOT)): bad
+        for folder in ("app", "text")
+        for path in sorted((ROOT / "bobshat_env" / folder).rglob("*.py"))
+        if (bad := long_functions(path.read_text()))
+    }
+    assert found == {}

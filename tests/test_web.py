@@ -113,6 +113,11 @@ def test_a_whole_game_through_the_api_is_saved_as_a_record_replay_accepts(server
     game = make_game(params["game"], **{k: v for k, v in record["config"].items()})
     assert len(final["summaries"]) == game.config.hands
     assert all(s["lines"][0].startswith("Hand scoring (") for s in final["summaries"])
+    # plain text from the game's text module: the rules around headings (=== Hand 1 ... ===) are the terminal's
+    header = view["log"][0]["lines"]
+    assert header == final["log"][0]["lines"] and header[0].startswith("Hand 1 of ")
+    told = [x for entry in final["log"] for x in entry["lines"]] + [x for s in final["summaries"] for x in s["lines"]]
+    assert told and not [x for x in told if x.strip().startswith(("===", "---")) or x.endswith(("===", "---"))]
     # ... and as a table: seat, bid, taken, made or missed, points, total (the core's numbers)
     P = game.players
     for s in final["summaries"]:

@@ -364,15 +364,14 @@ class _HelpFormatter(argparse.HelpFormatter):
         return text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0].replace("``", ""))
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser = functools.partial(sub.add_parser, formatter_class=_HelpFormatter)  # type: ignore[method-assign]
-    agents_help = f"comma-separated agent specs, one per seat (default all random). Agents: {_AGENT_LIST}"
+AGENTS_HELP = f"comma-separated agent specs, one per seat (default all random). Agents: {_AGENT_LIST}"
 
+
+def _simulate_parser(sub: Any) -> None:
+    """The flags of ``bobshat simulate``."""
     p = sub.add_parser("simulate", help="bots play each other; prints mean totals per seat")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help=agents_help)
+    p.add_argument("--agents", default=None, help=AGENTS_HELP)
     p.add_argument(
         "--games",
         type=int_range(1, MAX_GAMES),
@@ -384,12 +383,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.set_defaults(func=cmd_simulate)
 
+
+def _replay_parser(sub: Any) -> None:
+    """The flags of ``bobshat replay``."""
     p = sub.add_parser("replay", help="check every action and score of a records file against the rules")
     p.add_argument("file", help="a JSON Lines file of game records")
     p.set_defaults(func=cmd_replay)
+
+
+def _eval_parser(sub: Any) -> None:
+    """The flags of ``bobshat eval``."""
     p = sub.add_parser("eval", help="duplicate tournament: scores with 95%% CIs, ratings, bidding report, plot")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help=agents_help)
+    p.add_argument("--agents", default=None, help=AGENTS_HELP)
     p.add_argument(
         "--layout",
         default=None,
@@ -443,6 +449,10 @@ def build_parser() -> argparse.ArgumentParser:
         "all (card play too, slower), none (default bids)",
     )
     p.set_defaults(func=cmd_eval)
+
+
+def _bids_parser(sub: Any) -> None:
+    """The flags of ``bobshat bids``."""
     p = sub.add_parser("bids", help="bidding benchmark: regret against hindsight and information-set oracles")
     _add_game_options(p)
     p.set_defaults(**{k: None for k in vars(_game_option_parser().parse_args([]))})
@@ -479,6 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bids)
+
+
+def _play_parser(sub: Any) -> None:
+    """The flags of ``bobshat play``."""
     p = sub.add_parser("play", help="play a game in the terminal against bots")
     _add_game_options(p)
     p.add_argument("--seat", type=INT, default=0, help="your seat (default 0)")
@@ -494,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
     p.set_defaults(func=cmd_play)
 
+
+def _serve_parser(sub: Any) -> None:
+    """The flags of ``bobshat serve``."""
     p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the web extra)")
     p.add_argument(
         "--host", type=_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
@@ -525,6 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_serve)
 
+
+def _bench_parser(sub: Any) -> None:
+    """The flags of ``bobshat bench``."""
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
     p.add_argument(
         "--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE ('-': stdout)"
@@ -547,12 +567,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_bench)
 
+
+def _train_parser(sub: Any) -> None:
+    """``bobshat train``: its flags go through to train.ppo, which parses them."""
     # train.ppo parses these flags itself (one per Args field, see `bobshat train --help`); this parser
     # only passes them through: with prefix "+" none of them looks like an option here.
     p = sub.add_parser("train", help="PPO with self-play (train/ppo.py)", prefix_chars="+", add_help=False)
     p.add_argument("train_args", nargs="*", help="--config configs/NAME.yaml [--key value ...]")
     p.set_defaults(func=cmd_train)
 
+
+def _exploit_parser(sub: Any) -> None:
+    """The flags of ``bobshat exploit``."""
     p = sub.add_parser("exploit", help="how exploitable is a bot: train a best response against it (train/exploit.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
@@ -597,6 +623,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_exploit)
+
+
+# each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    _simulate_parser,
+    _replay_parser,
+    _eval_parser,
+    _bids_parser,
+    _play_parser,
+    _serve_parser,
+    _bench_parser,
+    _train_parser,
+    _exploit_parser,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``bobshat`` parser: one subparser per command, each built by its own function (``SUBCOMMANDS``)."""
+    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0].replace("``", ""))
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(sub.add_parser, formatter_class=_HelpFormatter)  # type: ignore[method-assign]
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 
