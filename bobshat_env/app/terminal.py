@@ -9,7 +9,9 @@ for the dealer's hat choice, ``blue+fewest`` / ``none`` for Bob's Hat bids and
 the number of tricks for an Oh Hell bid. Anything else is answered with a
 clear message and the question again. After every hand the scoring is
 explained bid by bid; at the end the game can be saved as a record
-(docs/records.md) that ``bobshat replay`` checks.
+(docs/records.md) that ``bobshat replay`` checks. The words are the game's
+(:mod:`bobshat_env.text`: move names, parsing, each step told); this module
+is the game loop, the prompts and the headings' rules.
 
 Each game draws a fresh seed unless one is given, and prints it first, so
 any game can be dealt again with ``--seed``. A ``save`` file is checked

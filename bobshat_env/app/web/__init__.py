@@ -1,6 +1,6 @@
 """``bobshat serve``: play, watch and replay in the browser.
 
-A local web app on the command line's floor (docs/architecture.md): it drives
+A local web app on the app floor (docs/architecture.md): it drives
 games through the same :class:`~bobshat_env.games.Game`, agents and records as
 everything else, and the page only draws the JSON it is sent and posts the
 moves a person clicks. :mod:`.session` holds games in progress,
