@@ -48,9 +48,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .config import BobsHatConfig, ConfigError, OhHellConfig
-from .core import bobs_hat, oh_hell
-from .core.cards import (
+from ..config import BobsHatConfig, ConfigError, OhHellConfig
+from ..core import bobs_hat, oh_hell
+from ..core.cards import (
     BH_IS_HAT_CARD,
     BH_RANKS,
     BH_SUITS,
@@ -64,10 +64,10 @@ from .core.cards import (
     oh_card_str,
     oh_parse_card,
 )
-from .core.tricks import follow_suit_mask, rotate_dealer
-from .games import GAMES, GameDescription, describe, describe_config, load
-from .paths import AtomicFile, append_lines, replace_bytes
-from .render import plural
+from ..core.tricks import follow_suit_mask, rotate_dealer
+from ..games import GAMES, GameDescription, describe, describe_config, load
+from ..paths import AtomicFile, append_lines, replace_bytes
+from ..render import plural
 
 FORMAT = 1
 
