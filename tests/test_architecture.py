@@ -97,6 +97,7 @@ def test_floor_checker_catches_upward_imports():
     assert floor_violations("bobshat_env.core.x", "import torch\n")
     assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
     assert floor_violations("bobshat_env.records", "from . import cli\n")
+    assert floor_violations("bobshat_env.records.recorder", "from ..cli import main\n")  # the package's modules too
     assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
     assert floor_violations("train.ppo", "from bobshat_env.cli import main\n")
     assert floor_violations("agents.registry", "from bobshat_env.web.session import GameSession\n")
