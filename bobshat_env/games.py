@@ -88,7 +88,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
         render="bobshat_env.text.bobs_hat:render",
         play_text="bobshat_env.text.bobs_hat:PlayText",
-        record_rules="bobshat_env.records:_BobsHatRules",
+        record_rules="bobshat_env.records.bobs_hat:BobsHatRules",
         heuristics="agents.heuristic_bobs_hat",
         agents=(
             ("simple", "agents.heuristic_bobs_hat:SimpleAgent"),
@@ -105,7 +105,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         cli_options=("deal_style", "scoring"),
         render="bobshat_env.text.oh_hell:render",
         play_text="bobshat_env.text.oh_hell:PlayText",
-        record_rules="bobshat_env.records:_OhHellRules",
+        record_rules="bobshat_env.records.oh_hell:OhHellRules",
         heuristics="agents.heuristic_oh_hell",
         agents=(
             ("simple", "agents.heuristic_oh_hell:SimpleAgent"),

@@ -98,6 +98,7 @@ def test_floor_checker_catches_upward_imports():
     assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
     assert floor_violations("bobshat_env.records", "from .app import cli\n")
     assert floor_violations("bobshat_env.text", "from .app.terminal import TerminalGame\n")
+    assert floor_violations("bobshat_env.records.recorder", "from ..app.cli import main\n")  # the package's modules too
     assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
     assert floor_violations("train.ppo", "from bobshat_env.app.cli import main\n")
     assert floor_violations("agents.registry", "from bobshat_env.app.web.session import GameSession\n")
