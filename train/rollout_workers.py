@@ -67,8 +67,9 @@ from agents.ppo_agent import PolicyNet, PPOAgent, resolve_device
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
 from train.distributed import DistributedError, first_line, ray_session
-from train.ppo.collector import Rollout, RolloutCollector
+from train.ppo.collector import RolloutCollector
 from train.ppo.config import Args, make_net
+from train.ppo.rollout import Rollout
 from train.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up

@@ -6,8 +6,9 @@ Run it as ``bobshat train --config configs/bobs_hat_4p.yaml [--key value ...]``
 from Python. One job per module, read in this order:
 
 - :mod:`train.ppo.config`: :class:`Args`, YAML presets and flags, their checks;
-- :mod:`train.ppo.collector`: rollouts (:class:`~train.ppo.collector.Rollout`,
-  the :class:`~train.ppo.collector.Collector` protocol, the in-process
+- :mod:`train.ppo.rollout`: :class:`~train.ppo.rollout.Rollout`, the batch a rollout hands to the update;
+- :mod:`train.ppo.collector`: rollouts (the
+  :class:`~train.ppo.collector.Collector` protocol, the in-process
   :class:`~train.ppo.collector.RolloutCollector`; Ray's in
   :mod:`train.rollout_workers`);
 - :mod:`train.ppo.update`: GAE over interleaved seats, the clipped PPO update;

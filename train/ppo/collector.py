@@ -1,6 +1,6 @@
 """Rollouts: the learner and its opponents play ``num_steps`` env steps; the learner's decisions, with GAE, come back.
 
-A :class:`Rollout` is a plain dataclass of NumPy arrays (the learner's
+A :class:`~train.ppo.rollout.Rollout` is a plain dataclass of NumPy arrays (the learner's
 decisions in the network's labelling, their log-probabilities and values
 when sampled, GAE advantages and returns) and a few counts, so it pickles.
 Advantages are computed by the collector because GAE follows each (game,
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -43,6 +42,7 @@ from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
 from train.evaluate import win_shares
 from train.ppo.config import Args
+from train.ppo.rollout import Rollout
 from train.ppo.update import autocast, interleaved_gae, net_input
 from train.selfplay import SELF, OpponentPool
 
@@ -88,45 +88,6 @@ def rollout_length(game: Any) -> int:
 def env_seed(seed: int, iteration: int) -> int:
     """Seed of the env's games from iteration ``iteration`` on (a resumed run draws fresh games)."""
     return int(np.random.SeedSequence([seed, iteration]).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-
-
-@dataclass
-class Rollout:
-    """One rollout's learner decisions with their advantages, and what the rollout measured.
-
-    Row ``i`` is one learner decision. Observations, masks and actions are in
-    the network's own labelling (``trump_symmetry``), so :func:`ppo_update`
-    needs no relabelling. Advantages are already computed: GAE needs the
-    interleaving of (game, seat) sequences, which is local to one env, so
-    batches from several collectors can simply be concatenated. The arrays of
-    :meth:`RolloutCollector.collect_rollout` are views of the collector's
-    buffers, valid until its next rollout (pickling copies them).
-    """
-
-    obs: np.ndarray  # (n, input_size) float16: network inputs
-    mask: np.ndarray  # (n, A) bool: legal actions
-    actions: np.ndarray  # (n,) int64
-    logprobs: np.ndarray  # (n,) float32: log-probability of the action when it was sampled
-    values: np.ndarray  # (n,) float32: value estimates when it was sampled
-    advantages: np.ndarray  # (n,) float32: GAE
-    returns: np.ndarray  # (n,) float32: advantages + values
-    env_steps: int  # table decisions stepped (all seats): the global step's increment
-    seconds: float  # wall time of the rollout (GAE included)
-    episode_returns: np.ndarray  # unscaled learner returns of the episodes that ended
-    pool_opponents: np.ndarray  # pool index of the opponent of each finished game against the pool
-    final_scores: np.ndarray  # the learner's total in each of those games
-    win_shares: np.ndarray  # the learner's win share in each of those games
-    self_play_games: int  # finished games of pure self-play
-
-    @property
-    def n(self) -> int:
-        """Learner decisions in the rollout."""
-        return int(self.actions.shape[0])
-
-    @property
-    def games(self) -> int:
-        """Games finished during the rollout."""
-        return self.self_play_games + int(self.pool_opponents.shape[0])
 
 
 class Collector(Protocol):

@@ -28,8 +28,9 @@ import torch
 from agents.checkpoint import load_training_state
 from agents.ppo_agent import PolicyNet, load_policy, resolve_device
 from bobshat_env.vector import VectorEnv
-from train.ppo.collector import Collector, Rollout, RolloutCollector
+from train.ppo.collector import Collector, RolloutCollector
 from train.ppo.config import Args, make_net
+from train.ppo.rollout import Rollout
 from train.ppo.rundir import check_same_run
 from train.ppo.update import ppo_update
 from train.selfplay import OpponentPool

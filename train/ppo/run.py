@@ -35,10 +35,11 @@ from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporari
 from agents.ppo_agent import PolicyNet, PPOAgent
 from bobshat_env.games import make_game
 from train.evaluate import duplicate_evals
-from train.ppo.collector import Rollout, RolloutCollector, env_seed
+from train.ppo.collector import RolloutCollector, env_seed
 from train.ppo.config import Args, check_args, default_run_name, parse_args
 from train.ppo.exploiters import add_exploiter
 from train.ppo.learner import Counters, Learner, initial_weights, make_collector, set_up
+from train.ppo.rollout import Rollout
 from train.ppo.rundir import check_run_dir, check_same_run, run_lock
 from train.progress import ProgressBar
 from train.selfplay import OpponentPool

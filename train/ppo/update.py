@@ -3,24 +3,20 @@
 :func:`interleaved_gae` computes a rollout's advantages where its decisions
 were played (the collector: GAE follows each (game, seat)'s interleaved
 decisions, which live in one env); :func:`ppo_update` is CleanRL's clipped
-PPO with invalid-action masking, over a :class:`~train.ppo.collector.Rollout`'s
+PPO with invalid-action masking, over a :class:`~train.ppo.rollout.Rollout`'s
 rows. bf16 autocast is shared with the collector's inference
 (:func:`autocast`, :func:`net_input`), so both feed the network alike.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import torch
 from torch import nn
 
 from agents.ppo_agent import PolicyNet, masked_logits
-
-if TYPE_CHECKING:  # annotations only: the collector imports this module
-    from train.ppo.collector import Rollout
-    from train.ppo.config import Args
+from train.ppo.config import Args
+from train.ppo.rollout import Rollout
 
 
 def interleaved_gae(
