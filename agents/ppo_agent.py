@@ -301,6 +301,7 @@ class PPOAgent:
         seed: int | None = None,
         device: str | torch.device = "cpu",
     ) -> PPOAgent:
+        """The agent of checkpoint ``path`` (checked against ``game``), its network on ``device``."""
         net, _ = load_policy(path, game, device=device)
         return cls(net, sample=sample, seed=seed, name=f"ppo:{path}")
 

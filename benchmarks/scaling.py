@@ -143,6 +143,7 @@ def model(
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Measure each worker count, model the clusters, print both; returns (and with ``--json`` writes) them."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default="configs/bobs_hat_4p.yaml")
     p.add_argument("--workers", default="0,1,2", help="worker counts to measure")

@@ -146,6 +146,7 @@ def _probe(host: str, port: int) -> bool:
 
 
 def first_line(err: BaseException) -> str:
+    """An exception's message as one line (Ray's errors carry whole tracebacks), for a one-line error."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
 

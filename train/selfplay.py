@@ -112,6 +112,7 @@ class OpponentPool:
     # ----------------------------------------------------------------------
     @property
     def names(self) -> list[str]:
+        """The members' names, in pool order."""
         return [m.name for m in self.members]
 
     def probs(self) -> np.ndarray:

@@ -358,6 +358,7 @@ class IterationClock:
         return on_step
 
     def start_iteration(self) -> None:
+        """An iteration starts now (its rollout's first step is timed from here)."""
         self._it_start = time.perf_counter()
         self._first_step_end, self._steps = 0.0, 0
 
@@ -371,9 +372,11 @@ class IterationClock:
         self._rollout_end = now
 
     def evaluated(self, seconds: float) -> None:
+        """The last evaluation took ``seconds`` (the next is predicted to take as long)."""
         self.eval_s = seconds
 
     def checkpointed(self, seconds: float) -> None:
+        """The last checkpoint took ``seconds`` (the next is predicted to take as long)."""
         self.ckpt_s = seconds
 
     def predict_next(self) -> None:
