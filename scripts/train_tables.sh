@@ -36,7 +36,7 @@ mkdir -p "$OUT"
 WORKERS="${WORKERS:-2}"
 EVAL_PY=$(cat <<'EOF'
 import json, os, sys
-from agents.ppo_agent import load_checkpoint
+from agents.checkpoint import load_checkpoint
 from bobshat_env.games import make_game
 from train.evaluate import evaluate, format_report
 

@@ -49,7 +49,7 @@ WORK = {
     "concurrent.futures": ["ProcessPoolExecutor.__init__"],  # worker processes (eval, bids --workers)
     "multiprocessing.pool": ["Pool.__init__"],
     "train.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
-    "train.ppo": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer and pool built, rollouts next
+    "train.ppo.collector": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer, pool built
     "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
     "train.bids": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "benchmarks.throughput": ["run"],  # the measurements
@@ -95,7 +95,7 @@ def warm() -> None:
         "train.evaluate",
         "train.bids",
         "train.exploit",
-        "train.ppo",
+        "train.ppo.run",
         "benchmarks.throughput",
         "bobshat_env.app.web.app",
         "uvicorn",

@@ -9,16 +9,15 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.ppo_agent import (
+from agents.checkpoint import (
     CHECKSUM_KEY,
     META_KEY,
     CheckpointError,
-    PolicyNet,
     checkpoint_digest,
     load_checkpoint,
-    load_policy,
     save_checkpoint,
 )
+from agents.ppo_agent import PolicyNet, load_policy
 from bobshat_env.games import make_game
 
 ROOT = Path(__file__).resolve().parents[1]

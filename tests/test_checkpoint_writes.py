@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.ppo_agent import PolicyNet, load_checkpoint, remove_stale_temporaries, save_checkpoint
+from agents.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
+from agents.ppo_agent import PolicyNet
 from bobshat_env.app.cli import main
 from bobshat_env.paths import AtomicFile
 

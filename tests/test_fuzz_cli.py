@@ -81,7 +81,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def _train_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
     from dataclasses import asdict  # noqa: PLC0415
 
-    from train.ppo import Args, build_arg_parser  # noqa: PLC0415 - imports torch
+    from train.ppo.config import Args, build_arg_parser  # noqa: PLC0415 - imports torch
 
     return build_arg_parser(), asdict(Args())
 

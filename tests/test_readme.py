@@ -68,8 +68,8 @@ def _help_texts() -> str:
 
 def test_every_runs_path_in_the_readme_and_help_names_a_file_training_writes():
     """`ppo:runs/my_run/model.pt` was in the README and `serve --help`: training writes policy.pt."""
+    from agents.checkpoint import RUN_FILES
     from train.exploit import REPORT
-    from train.ppo import RUN_FILES
 
     written = {*RUN_FILES, REPORT}
     sources = {"README.md": TEXT, "--help": _help_texts()}

@@ -31,18 +31,11 @@ import torch
 
 from agents import available, make_agent, register
 from agents.base import RandomAgent
-from agents.ppo_agent import (
-    CheckpointError,
-    PolicyNet,
-    check_meta,
-    hidden_shape_error,
-    load_checkpoint,
-    load_policy,
-    save_checkpoint,
-)
+from agents.checkpoint import CheckpointError, check_meta, hidden_shape_error, load_checkpoint, save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy
 from bobshat_env.app.cli import main as cli_main
 from bobshat_env.games import make_game
-from train.ppo import Args, check_args, parse_args
+from train.ppo.config import Args, check_args, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")

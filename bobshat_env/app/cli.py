@@ -331,7 +331,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from train.ppo import main as train_main  # imports torch
+    from train.ppo.run import main as train_main  # imports torch
 
     return train_main(list(args.train_args))
 
