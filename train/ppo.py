@@ -128,7 +128,8 @@ from bobshat_env.games import make_game
 from bobshat_env.paths import check_writable, save_figure
 from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
-from train.evaluate import duplicate_evals, win_shares
+from train.evaluate.duplicate import duplicate_evals
+from train.evaluate.statistics import win_shares
 from train.progress import ProgressBar
 from train.selfplay import SELF, OpponentPool
 
