@@ -17,7 +17,7 @@ from agents.arena import play_games
 from bobshat_env.core import rng
 from bobshat_env.games import Game, make_game
 from train.evaluate.statistics import clean
-from train.pool import map_chunks, sigterm_as_exit
+from train.pool import run_chunks
 from train.progress import ProgressBar
 
 from .bidders import display, is_sampling, make_role, resolve_bidder, role_seed, shipped_play, spec_sha256
@@ -298,7 +298,7 @@ def measure(
 
 
 def _run_chunks(chunks: list[_Chunk], games: int, workers: int, mp_context: str, progress: bool) -> list[_ChunkResult]:
-    """Play and value the chunks here or over ``workers`` processes (:func:`train.pool.map_chunks`), in any order."""
+    """Play and value the chunks here or over ``workers`` processes (:func:`train.pool.run_chunks`), in any order."""
     bar = ProgressBar(games, "games", enabled=progress)
     results: list[_ChunkResult] = []
 
@@ -306,13 +306,8 @@ def _run_chunks(chunks: list[_Chunk], games: int, workers: int, mp_context: str,
         results.append(r)
         bar.update(ch.d1 - ch.d0)
 
-    try:
-        if workers == 1:
-            with sigterm_as_exit():
-                for ch in chunks:
-                    landed(ch, _play_chunk(ch))
-        else:  # Ctrl-C, SIGTERM and a killed parent end the workers too (train/pool.py)
-            map_chunks(_play_chunk, chunks, workers, landed, mp_context=mp_context)
+    try:  # Ctrl-C, SIGTERM and a killed parent end the workers too (train/pool.py)
+        run_chunks(_play_chunk, chunks, workers, landed, mp_context=mp_context)
     finally:
         bar.close()
     return results

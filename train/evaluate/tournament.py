@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from agents import make_agent
 from bobshat_env.core import rng
 from bobshat_env.games import Game, make_game
-from train.pool import map_chunks, sigterm_as_exit
+from train.pool import run_chunks, sigterm_as_exit
 from train.progress import ProgressBar
 
 from .duplicate import agent_names, make_seatings, play_duplicate
@@ -284,7 +285,7 @@ def _run_chunks(
     records_path: str | os.PathLike | None,
     progress: bool,
 ) -> tuple[dict[int, _ChunkResult], int]:
-    """Play the chunks here, over ``workers`` processes (:func:`train.pool.map_chunks`) or on Ray.
+    """Play the chunks here, over ``workers`` processes (:func:`train.pool.run_chunks`) or on Ray.
 
     Returns the results by chunk index and the number of workers that ran
     them (Ray's: the cluster's CPUs). The records stream to ``records_path``
@@ -294,26 +295,29 @@ def _run_chunks(
     writer = _RecordWriter(records_path, len(chunks)) if records_path is not None else None
     results: dict[int, _ChunkResult] = {}
 
-    def landed(r: _ChunkResult) -> None:
+    def landed(r: _ChunkResult, counted: bool = False) -> None:
         results[r.index] = r
-        bar.update(r.totals.shape[0])
+        if not counted:
+            bar.update(r.totals.shape[0])
         if writer:
             writer.add(r)
 
     try:
         with sigterm_as_exit():  # SIGTERM: the workers and the records' temporary go too (train/pool.py)
             if ray_address is not None:
-                from train.distributed import run_chunks  # noqa: PLC0415 - imports Ray, only when asked for
+                from train.distributed import run_chunks as on_ray  # noqa: PLC0415 - imports Ray, only when asked
 
-                workers = run_chunks(_play_chunk, chunks, ray_address, landed)
-            elif workers == 1:
-                for ch in chunks:
-                    r = _play_chunk(ch, progress=bar.update)
-                    results[ch.index] = r
-                    if writer:
-                        writer.add(r)
-            else:
-                map_chunks(_play_chunk, chunks, workers, lambda ch, r: landed(r), mp_context=mp_context)
+                workers = on_ray(_play_chunk, chunks, ray_address, landed)
+            else:  # here, the bar moves with every batch of games; over workers, with every chunk
+                here = partial(_play_chunk, progress=bar.update)
+                run_chunks(
+                    _play_chunk,
+                    chunks,
+                    workers,
+                    lambda ch, r: landed(r, workers == 1),
+                    mp_context=mp_context,
+                    here=here,
+                )
     finally:
         bar.close()
         if writer:
