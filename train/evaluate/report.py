@@ -55,10 +55,12 @@ class Evaluation:
 
     @property
     def n_seatings(self) -> int:
+        """R: the seatings each deal is played under."""
         return int(self.seatings.shape[0])
 
     @property
     def hands(self) -> int:
+        """Hands per game (scores per hand divide by it)."""
         return int(self.game.config.hands)
 
     @property

@@ -103,6 +103,7 @@ class HandStats:
     def observe_step(
         self, before: tuple[np.ndarray, np.ndarray], actions: Any, active: Any, res: Any, state: Any
     ) -> None:
+        """Count the hands this step finished and the reneges it caught, then copy the state for the next step."""
         h = np.nonzero(np.asarray(res.hand_done))[0]
         if h.size:
             self.kind.hands(self, h, res)
@@ -132,6 +133,7 @@ class _Observers:
         self.cv = cv
 
     def observe_step(self, before: Any, actions: Any, active: Any, res: Any, state: Any) -> None:
+        """Hand the step to each observer in turn."""
         self.stats.observe_step(before, actions, active, res, state)
         if self.recorder is not None:
             self.recorder.observe_step(before, actions, active, res, state)
@@ -139,6 +141,7 @@ class _Observers:
             self.cv.observe_step(before, actions, active, res, state)
 
     def records(self) -> list[dict]:
+        """The recorder's finished records (none without one)."""
         return self.recorder.records() if self.recorder is not None else []
 
 
@@ -372,6 +375,7 @@ class _RecordWriter:
         self.next, self.waiting, self.count = 0, {}, 0
 
     def add(self, r: _ChunkResult) -> None:
+        """Take a chunk's records; write every chunk that is now next in order."""
         self.waiting[r.index] = r.records
         while self.next in self.waiting:
             self.count += self.out.write(self.waiting.pop(self.next))
