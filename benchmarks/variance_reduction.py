@@ -21,7 +21,9 @@ import numpy as np
 
 from agents.registry import split_specs
 from bobshat_env.games import make_game
-from train.evaluate import evaluate, layout_specs, mean_ci
+from train.evaluate.command import layout_specs
+from train.evaluate.statistics import mean_ci
+from train.evaluate.tournament import evaluate
 from train.variance import TERMS, crossfit_reduce, reduced_stats
 
 SUBSETS = {"chance": [0], "chance+bids": [0, 1], "all": [0, 1, 2]}

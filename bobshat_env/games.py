@@ -95,8 +95,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
             ("strong", "agents.heuristic_bobs_hat:StrongAgent"),
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
-        bid_report="train.evaluate:BobsHatBids",
-        bid_oracle="train.bids:BobsHatOracle",
+        bid_report="train.evaluate.bobs_hat:BobsHatBids",
+        bid_oracle="train.bids.bobs_hat:BobsHatOracle",
     ),
     GameDescription(
         name="oh_hell",
@@ -112,8 +112,8 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
             ("strong", "agents.heuristic_oh_hell:StrongAgent"),
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
-        bid_report="train.evaluate:OhHellBids",
-        bid_oracle="train.bids:OhHellOracle",
+        bid_report="train.evaluate.oh_hell:OhHellBids",
+        bid_oracle="train.bids.oh_hell:OhHellOracle",
     ),
 )
 

@@ -51,7 +51,7 @@ WORK = {
     "train.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
     "train.ppo.collector": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer, pool built
     "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
-    "train.bids": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
+    "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
 }

@@ -42,7 +42,7 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files():
     import hashlib
 
     from bobshat_env.games import make_game
-    from train.bids import _sha256, shipped_play
+    from train.bids.bidders import shipped_play, spec_sha256
 
     shown = re.findall(r"`checkpoints/([\w.]+\.pt)`,(?: SHA-256)?\s+`([0-9a-f]{8,64})(?:\.\.\.)?`", TEXT)
     assert {name for name, _ in shown} >= {"bobs_hat_4p.pt", "oh_hell_4p.pt"}  # the suite's play policies
@@ -52,7 +52,7 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files():
         digest = hashlib.sha256((ROOT / "checkpoints" / name).read_bytes()).hexdigest()
         assert digest.startswith(prefix), f"README: checkpoints/{name} is {digest[:12]}..., not {prefix}..."
         game, players = name.removesuffix(".pt").rsplit("_", 1)
-        assert _sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
+        assert spec_sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
 
 
 def _help_texts() -> str:

@@ -313,7 +313,7 @@ def test_the_exploit_interval_is_over_deals_not_games(monkeypatch):
     totals, H = seen["totals"], game.config.hands
     per_game = (totals * seats).sum(1) - (totals * ~seats).sum(1) / 3
     per_game = per_game.reshape(D, 2, S2 // 2)[:, 0, :] / H  # the exploiter's games
-    from train.evaluate import mean_ci
+    from train.evaluate.statistics import mean_ci
 
     per_deal = mean_ci(per_game.mean(axis=1))
     over_games = mean_ci(per_game.reshape(-1))

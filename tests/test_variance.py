@@ -336,7 +336,7 @@ def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(mo
     import train.variance
     from bobshat_env.config import ConfigError
     from bobshat_env.games import make_game
-    from train.evaluate import _vr_setup
+    from train.evaluate.tournament import _vr_setup
 
     oh = make_game("oh_hell", players=4)
     other = str(train.variance.ROOT / "checkpoints" / "bobs_hat_4p.pt")

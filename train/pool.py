@@ -1,5 +1,8 @@
 """Worker processes for chunked jobs: the one driver that ``bobshat eval`` and ``bobshat bids`` share.
 
+:func:`run_chunks` runs a job here or over workers; :func:`map_chunks` is the
+worker pool under it.
+
 A job is a list of chunks and a module-level function that turns a chunk
 into a result (a pure function of the chunk, so results do not depend on
 which worker ran it). :func:`map_chunks` runs the chunks over N worker
@@ -113,6 +116,31 @@ def map_chunks(
                 wk.stop()
         finally:
             _kill_all(live)
+
+
+def run_chunks(
+    fn: Callable[[Any], Any],
+    chunks: Sequence[Any],
+    workers: int,
+    on_result: Callable[[Any, Any], None],
+    *,
+    mp_context: str = "spawn",
+    here: Callable[[Any], Any] | None = None,
+) -> None:
+    """Run ``fn(chunk)`` for every chunk, in this process when ``workers`` is 1, else with :func:`map_chunks`.
+
+    ``on_result(chunk, result)`` as each lands (in chunk order here). ``here``:
+    what to run in this process instead of ``fn`` (``fn`` with a finer
+    progress callback, say; the same numbers). SIGTERM ends either way with
+    the callers' cleanup run (:func:`sigterm_as_exit`): eval and bids share
+    this, so the two commands end alike.
+    """
+    with sigterm_as_exit():
+        if workers == 1:
+            for ch in chunks:
+                on_result(ch, (here or fn)(ch))
+        else:
+            map_chunks(fn, chunks, workers, on_result, mp_context=mp_context)
 
 
 class _Worker:

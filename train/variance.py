@@ -126,7 +126,7 @@ def reduced_stats(y: np.ndarray, c: np.ndarray) -> dict[str, float | list[float]
     same CI width (>1 helps). NaN-free inputs expected (deals where the
     quantity is defined).
     """
-    from train.evaluate import mean_ci  # noqa: PLC0415 - evaluate imports this module lazily
+    from train.evaluate.statistics import mean_ci  # noqa: PLC0415 - evaluate imports this module lazily
 
     z, betas = crossfit_reduce(y, c)
     m, ci = mean_ci(z)

@@ -223,7 +223,7 @@ def _output_flag(args: argparse.Namespace, path: str) -> str | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from train.evaluate import cli_eval
+    from train.evaluate.command import cli_eval
 
     options = game_options(args)
     check_outputs(args, "json", "records", "plot")
@@ -232,7 +232,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_bids(args: argparse.Namespace) -> int:
     """``bobshat bids``: the game options default to None here, so ``--suite`` can refuse any given one."""
-    from train.bids import cli_bids
+    from train.bids.command import cli_bids
 
     defaults = vars(_game_option_parser().parse_args([]))
     given = [k for k in defaults if getattr(args, k) is not None]

@@ -40,7 +40,7 @@ import torch
 from agents.ppo_agent import PolicyNet, masked_logits, sample_actions
 from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
-from train.evaluate import win_shares
+from train.evaluate.statistics import win_shares
 from train.ppo.config import Args
 from train.ppo.rollout import Rollout
 from train.ppo.update import autocast, interleaved_gae, net_input

@@ -34,7 +34,7 @@ from agents import available
 from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporaries, save_training_state
 from agents.ppo_agent import PolicyNet, PPOAgent
 from bobshat_env.games import make_game
-from train.evaluate import duplicate_evals
+from train.evaluate.duplicate import duplicate_evals
 from train.ppo.collector import RolloutCollector, env_seed
 from train.ppo.config import Args, check_args, default_run_name, parse_args
 from train.ppo.exploiters import add_exploiter
