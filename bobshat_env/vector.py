@@ -30,7 +30,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .core import rng
-from .core.observe import new_track
 from .games import Game, make_game
 
 
@@ -53,10 +52,8 @@ class VectorEnv:
         num_envs: batch size B.
         view: observation view, ``"private"``, ``"public"`` or ``"full"``.
         copy_obs: return a fresh observation array each step (default). With
-            False the env reuses one buffer, updated in place by the next step:
-            faster when the caller copies it into a rollout buffer anyway. The
-            caller must not write into that buffer (a step rewrites only what
-            changed since the last one, see :func:`~bobshat_env.core.observe.new_track`).
+            False the env reuses one buffer, overwritten by the next step:
+            faster when the caller copies it into a rollout buffer anyway.
         record: keep a record (docs/records.md) of every finished game, collected
             with :meth:`pop_records` (costs a little time per step).
         agent_names: the names written in the records, one per seat.
@@ -91,10 +88,7 @@ class VectorEnv:
         self._games_played = np.zeros(self.num_envs, dtype=np.int64)
         self._base: int | None = None
         self.state: Any = None
-        # The observations of the last step and which of their one-hot columns are set: a step
-        # updates them in place (core.observe.new_track), about half the work of a full write.
-        self._obs = np.empty((self.num_envs, self.obs_size), dtype=np.float32)
-        self._track = new_track(self.num_envs, self.num_players)
+        self._obs = np.empty((self.num_envs, self.obs_size), dtype=np.float32)  # every cell written each step
         self.record = record
         self.agent_names = agent_names
         self._recorder: Any = None
@@ -111,7 +105,7 @@ class VectorEnv:
             self._recorder = Recorder(self.game, self.state, agents=self.agent_names, keep=False)
             self._records = []
         zeros = np.zeros((self.num_envs, self.num_players), dtype=np.float32)
-        return self._timestep(zeros, np.zeros(self.num_envs, dtype=bool), zeros.copy(), incremental=False)
+        return self._timestep(zeros, np.zeros(self.num_envs, dtype=bool), zeros.copy())
 
     def step(self, actions: np.ndarray) -> TimeStep:
         """Apply one action per game; illegal actions raise before any change."""
@@ -130,15 +124,12 @@ class VectorEnv:
             self._games_played[idx] += 1
             fresh = self.game.init(rng.game_keys(self._base, self._slots[idx], self._games_played[idx]))
             self.state.put(idx, fresh)
-        return self._timestep(rewards, done, final, incremental=True)
+        return self._timestep(rewards, done, final)
 
-    def _timestep(self, rewards: np.ndarray, done: np.ndarray, final: np.ndarray, incremental: bool) -> TimeStep:
-        """The step's results with the acting seats' masks and observations (``incremental``: since the last step)."""
-        game = self.game
-        game.legal_action_mask(self.state, out=self._mask)
-        obs = game.observe_fn(
-            game.config, self.state, view=self.view, out=self._obs, track=self._track, incremental=incremental
-        )
+    def _timestep(self, rewards: np.ndarray, done: np.ndarray, final: np.ndarray) -> TimeStep:
+        """The step's results with the acting seats' masks and observations, written into reused buffers."""
+        self.game.legal_action_mask(self.state, out=self._mask)
+        obs = self.game.observe(self.state, view=self.view, out=self._obs)
         obs = obs.copy() if self.copy_obs else obs
         return TimeStep(obs, self._mask.copy(), self.state.cur.astype(np.int64), rewards, done, final)
 

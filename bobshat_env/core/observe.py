@@ -79,32 +79,6 @@ def _multiplier(scale: float) -> float:
     return float(np.float32(1 / scale))
 
 
-# How a kernel treats the one-hot columns (those of the one-hot block, and Oh Hell's bids):
-_PLAIN, _RECORD, _INCREMENTAL = 0, 1, 2  # clear all; clear all and note the ones set; clear only the noted ones
-_NO_TRACK = np.full((1, 1), -1, dtype=np.int32)  # the track argument of a plain write
-
-
-def track_width(players: int) -> int:
-    """Columns of a track (:func:`new_track`): enough for every one-hot column either game sets in a row."""
-    return 2 * int(players) + 8
-
-
-def new_track(batch: int, players: int) -> np.ndarray:
-    """An empty track for incremental observation writing: (B, :func:`track_width`) int32, all -1.
-
-    A track notes, per row of an observation buffer, the columns of its
-    one-hot slices that the last write set to one. The next write then clears
-    only those columns instead of the whole one-hot block (about 60% of a
-    Bob's Hat row: the current trick alone is P x 60 columns with at most P
-    ones), which is what makes the vector env's per-step observation cheap;
-    the result is bit for bit the plain write's. Pass it with the buffer to
-    the game's ``observe(..., out=buf, track=track)``: the first call writes
-    every cell and fills the track, later calls with ``incremental=True``
-    update ``buf`` in place. Nothing else may write into ``buf`` meanwhile.
-    """
-    return np.full((int(batch), track_width(players)), -1, dtype=np.int32)
-
-
 _BAD_STATE = -2  # kernel result: the state's arrays do not fit the layout (batch, seats, cards)
 _OPTIONAL_SLICES = ("all_hands",)  # slices only some views have; their offset is -1 elsewhere
 
@@ -289,28 +263,6 @@ def _out_arg(out: np.ndarray | None, B: int, size: int) -> np.ndarray:
     return out if out.flags.c_contiguous else np.empty((B, size), dtype=np.float32)
 
 
-def _track_arg(
-    track: np.ndarray | None, incremental: bool, out: np.ndarray | None, buf: np.ndarray, B: int, P: int
-) -> tuple[np.ndarray, int]:
-    """(track array, kernel mode) for the ``track`` / ``incremental`` arguments of an observe call.
-
-    An incremental write needs ``out`` to be the buffer the kernel fills
-    (C-contiguous): into a strided ``out`` the write is a full one, recorded.
-    """
-    if track is None:
-        if incremental:
-            raise ValueError("incremental=True needs the track of the buffer's previous write (new_track)")
-        return _NO_TRACK, _PLAIN
-    width = track_width(P)
-    if not (
-        isinstance(track, np.ndarray) and track.dtype == np.int32 and track.shape == (B, width)
-        and track.flags.c_contiguous and track.flags.writeable
-    ):  # fmt: skip
-        got = f"{track.dtype} array of shape {track.shape}" if isinstance(track, np.ndarray) else type(track).__name__
-        raise ValueError(f"track must be a writeable C-contiguous int32 array of shape ({B}, {width}), got {got}")
-    return track, (_INCREMENTAL if incremental and out is buf else _RECORD)
-
-
 def _check_result(bad: int, B: int, P: int, seat: np.ndarray, each: bool) -> None:
     """Turn a kernel's failure code into a ValueError (-1 means success)."""
     if bad == -1:
@@ -339,40 +291,10 @@ _U = np.uint64
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _set(out, g, start, n, idx, track, n_on, mode):
-    """One-hot ``idx`` into the cleared ``out[g, start : start + n]``; nothing if ``idx`` is outside 0..n-1.
-
-    With ``mode`` > 0 the column set is noted in ``track[g, n_on]`` (see
-    :func:`new_track`); returns the next free ``n_on``.
-    """
+def _set(out, g, start, n, idx):
+    """One-hot ``idx`` into the cleared ``out[g, start : start + n]``; nothing if ``idx`` is outside 0..n-1."""
     if 0 <= idx < n:
         out[g, _U(start + idx)] = 1.0
-        if mode:
-            track[g, _U(n_on)] = start + idx
-            return n_on + 1
-    return n_on
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _clear(out, g, start, stop, track, mode):
-    """Clear the one-hot columns ``start:stop`` of row ``g``: all of them, or (``mode`` 2, incremental)
-    only those ``track[g]`` notes as set by the previous write, the others being zero already."""
-    if mode == _INCREMENTAL:
-        for j in range(track.shape[1]):
-            c = track[g, _U(j)]
-            if c >= 0:
-                out[g, _U(c)] = 0.0
-    else:
-        for i in range(start, stop):
-            out[g, _U(i)] = 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _end_track(track, g, k, mode):
-    """Mark the rest of ``track[g]`` unused after a recorded write."""
-    if mode:
-        for j in range(k, track.shape[1]):
-            track[g, _U(j)] = -1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -392,11 +314,8 @@ def _shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _encode_shared(
-    out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick, track, mode
-):
-    """Write what both games encode alike into row ``g`` of ``out``, and clear the one-hot block;
-    returns the next free column of ``track[g]`` (see :func:`_set`).
+def _encode_shared(out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick):
+    """Write what both games encode alike into row ``g`` of ``out``, and clear the one-hot block.
 
     ``me`` is the observer (0..P-1), ``o`` the game's offsets tuple
     (:class:`BhOffsets` or :class:`OhOffsets`: both name these fields
@@ -410,28 +329,21 @@ def _encode_shared(
         out[g, _U(o.hand + c)] = np.float32(hands[g, me, c]) if o.own_hand else np.float32(0.0)
     for c in range(n_cards):
         out[g, _U(o.played + c)] = np.float32(played[g, c])
-    _clear(out, g, o.phase, o.trick + P * n_cards, track, mode)
-    n_on = 0  # one-hot columns set so far (noted in track[g])
+    for i in range(o.phase, o.trick + P * n_cards):
+        out[g, _U(i)] = 0.0
     s = me  # absolute seat of relative seat r
     for r in range(P):
         for k in range(n_taken):
             out[g, _U(o.taken + r * n_taken + k)] = np.float32(np.float64(taken[g, s, k]) * taken_mul)
         out[g, _U(o.scores + r)] = np.float32(np.float64(scores[g, s]) * score_mul)
-        card = np.int64(trick[g, s])  # -1: no card yet
-        n_on = _set(out, g, o.trick + r * n_cards, n_cards, card, track, n_on, mode)
+        _set(out, g, o.trick + r * n_cards, n_cards, np.int64(trick[g, s]))  # -1: no card yet
         if o.full:
             for c in range(n_cards):
                 out[g, _U(o.all_hands + r * n_cards + c)] = np.float32(hands[g, s, c])
         s = s + 1 if s + 1 < P else 0
-    n_on = _set(out, g, o.hand_number, o.n_hand_number, np.int64(hand_no[g]), track, n_on, mode)
-    n_on = _set(out, g, o.dealer, P, _rel(np.int64(dealer[g]), me, P), track, n_on, mode)
-    return _set(out, g, o.leader, P, _rel(np.int64(leader[g]), me, P), track, n_on, mode)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _track_fits(track, mode, B, P):
-    """A recording or incremental write has a track with a row per game and room for its ones."""
-    return mode == _PLAIN or (track.shape[0] == B and track.shape[1] >= 2 * P + 8)
+    _set(out, g, o.hand_number, o.n_hand_number, np.int64(hand_no[g]))
+    _set(out, g, o.dealer, P, _rel(np.int64(dealer[g]), me, P))
+    _set(out, g, o.leader, P, _rel(np.int64(leader[g]), me, P))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -504,7 +416,6 @@ _SCORE_MUL = _multiplier(SCORE_SCALE)
 def _bh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
     bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, offsets, taken_mul, score_mul,
-    track, mode,
 ):  # fmt: skip
     """Fill ``out`` (B, D) with Bob's Hat observations, one row per game, every cell written.
 
@@ -521,7 +432,6 @@ def _bh_kernel(
         and taken.shape[2] == 3
         and no_bid_used.shape[0] == B
         and no_bid_used.shape[1] == P
-        and _track_fits(track, mode, B, P)
     ):
         return _BAD_STATE
     for g in range(B):  # check first, so that the encoding loop has no early exit
@@ -537,10 +447,9 @@ def _bh_kernel(
     for row in prange(B):  # rows are independent: split over threads for large batches
         g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
-        n_on = _encode_shared(
-            out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
-            track, mode,
-        )  # fmt: skip
+        _encode_shared(
+            out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick
+        )
         ph, holder = np.int64(phase[g]), np.int64(hat_holder[g])
         # Secret bids stay hidden until everybody has bid; the observer sees its own.
         hide = o.secret and ph == o.bid_phase and n_bids[g] < P
@@ -555,12 +464,9 @@ def _bh_kernel(
             s = s + 1 if s + 1 < P else 0
         out[g, _U(o.hat_value)] = 1.0 if hat_value[g] == 10 else 0.0
         out[g, _U(o.hat_value + 1)] = 1.0 if hat_value[g] == -10 else 0.0
-        n_on = _set(out, g, o.phase, 3, ph, track, n_on, mode)  # hat, bid, play; all zero waiting for a deal or done
-        n_on = _set(out, g, o.trump, 4, np.int64(trump[g]), track, n_on, mode)
-        n_on = _set(
-            out, g, o.hat_holder, P + 1, 0 if holder < 0 else _rel(holder, me, P) + 1, track, n_on, mode
-        )  # 0: centre
-        _end_track(track, g, n_on, mode)
+        _set(out, g, o.phase, 3, ph)  # hat, bid, play; all zero waiting for a deal or done
+        _set(out, g, o.trump, 4, np.int64(trump[g]))
+        _set(out, g, o.hat_holder, P + 1, 0 if holder < 0 else _rel(holder, me, P) + 1)  # 0: the centre
     return -1
 
 
@@ -570,28 +476,23 @@ def bh_observe(
     seat: np.ndarray | int | None = None,
     view: str = "private",
     out: np.ndarray | None = None,
-    track: np.ndarray | None = None,
-    incremental: bool = False,
 ) -> np.ndarray:
     """(B, D) float32 observations of ``seat`` (default: the seat to act).
 
     ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
     a scalar). Secret bidding hides the other seats' bids until everybody
     has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
-    fill (every cell is overwritten) and is returned. ``track`` and
-    ``incremental``: update ``out`` in place from its previous write
-    (:func:`new_track`); the result is the same.
+    fill (every cell is overwritten) and is returned.
     """
     size, offsets = _params(_BH_PARAMS, _bh_params, cfg, view)
     B = state.phase.shape[0]
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
-    trk, mode = _track_arg(track, incremental, out, buf, B, cfg.players)
     s = state
     bad = _bh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
         s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
-        _BID_FEATURES, offsets, _TAKEN_MUL, _SCORE_MUL, trk, mode,
+        _BID_FEATURES, offsets, _TAKEN_MUL, _SCORE_MUL,
     )  # fmt: skip
     _check_result(bad, B, cfg.players, me, each)
     if out is None or buf is out:
@@ -695,7 +596,7 @@ _OH_TAKEN_MUL = _multiplier(OH_TAKEN_SCALE)
 @batch_kernel
 def _oh_kernel(
     out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
-    bids, phase, trump_card, hand_size, suit_of, offsets, taken_mul, score_mul, track, mode,
+    bids, phase, trump_card, hand_size, suit_of, offsets, taken_mul, score_mul,
 ):  # fmt: skip
     """Fill ``out`` (B, D) with Oh Hell observations, one row per game, every cell written.
 
@@ -708,9 +609,7 @@ def _oh_kernel(
     per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], phase.shape[0], trump_card.shape[0],
                 hand_size.shape[0], seat.shape[0] if each else B)  # fmt: skip
     taken3 = taken[:, :, np.newaxis]  # one count per seat, as the shared helper's (B, P, K)
-    if not (
-        _fits(B, P, n_cards, hands, played, taken3, scores, trick, bids, per_game) and _track_fits(track, mode, B, P)
-    ):
+    if not _fits(B, P, n_cards, hands, played, taken3, scores, trick, bids, per_game):
         return _BAD_STATE
     for g in range(B):  # check first, so that the encoding loop has no early exit
         me = np.int64(seat[g if each else 0])
@@ -725,25 +624,22 @@ def _oh_kernel(
     for row in prange(B):  # rows are independent: split over threads for large batches
         g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
         me = np.int64(seat[g if each else 0])
-        n_on = _encode_shared(
-            out, g, me, o, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick,
-            track, mode,
-        )  # fmt: skip
+        _encode_shared(
+            out, g, me, o, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick
+        )
         n_cols = max_bid + 2
-        if mode != _INCREMENTAL:  # incrementally, the shared helper has cleared the bids' ones too
-            _clear(out, g, o.bids, o.bids + P * n_cols, track, mode)
+        for i in range(o.bids, o.bids + P * n_cols):
+            out[g, _U(i)] = 0.0
         s = me
         for r in range(P):  # bids are open: one-hot of bid + 1, column 0 = no bid yet
-            n_on = _set(out, g, o.bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1, track, n_on, mode)
+            _set(out, g, o.bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1)
             s = s + 1 if s + 1 < P else 0
         ph, card = np.int64(phase[g]), np.int64(trump_card[g])
-        in_hand = ph - o.bid_phase if ph == o.bid_phase or ph == o.play_phase else -1
-        n_on = _set(out, g, o.phase, 2, in_hand, track, n_on, mode)
+        _set(out, g, o.phase, 2, ph - o.bid_phase if ph == o.bid_phase or ph == o.play_phase else -1)
         if card >= 0:  # no trump before the deal
-            n_on = _set(out, g, o.trump_suit, 4, suit_of[card], track, n_on, mode)
-            n_on = _set(out, g, o.trump_card, n_cards, card, track, n_on, mode)
-        n_on = _set(out, g, o.hand_size, max_bid, np.int64(hand_size[g]) - 1, track, n_on, mode)
-        _end_track(track, g, n_on, mode)
+            _set(out, g, o.trump_suit, 4, suit_of[card])
+            _set(out, g, o.trump_card, n_cards, card)
+        _set(out, g, o.hand_size, max_bid, np.int64(hand_size[g]) - 1)
     return -1
 
 
@@ -753,26 +649,21 @@ def oh_observe(
     seat: np.ndarray | int | None = None,
     view: str = "private",
     out: np.ndarray | None = None,
-    track: np.ndarray | None = None,
-    incremental: bool = False,
 ) -> np.ndarray:
     """(B, D) float32 Oh Hell observations of ``seat`` (default: the seat to act).
 
     Everything but the hands is public in Oh Hell (bids are open), so the
     public view only drops the observer's hand; the full view adds every
-    seat's hand. ``seat``, ``out``, ``track`` and ``incremental`` are as in
-    :func:`bh_observe`.
+    seat's hand. ``seat`` and ``out`` are as in :func:`bh_observe`.
     """
     size, offsets = _params(_OH_PARAMS, _oh_params, cfg, view)
     B = state.phase.shape[0]
     me, each = _seat_arg(state, seat, B)
     buf = _out_arg(out, B, size)
-    trk, mode = _track_arg(track, incremental, out, buf, B, cfg.players)
     s = state
     bad = _oh_kernel.on(B)(
         buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
         s.bids, s.phase, s.trump_card, s.hand_size, _OH_SUIT_OF, offsets, _OH_TAKEN_MUL, _SCORE_MUL,
-        trk, mode,
     )  # fmt: skip
     _check_result(bad, B, cfg.players, me, each)
     if out is None or buf is out:
