@@ -17,8 +17,14 @@ bobshat ``vector``         :class:`~bobshat_env.vector.VectorEnv` with B games
                            a rollout buffer then copies), the (B, A) mask, and
                            :func:`agents.base.sample_masked`; one step is B
                            decisions. Same-step autoreset keeps slots full.
-bobshat ``aec`` (B = 1)    ``bobs_hat_v0.env()`` (and ``oh_hell_v0`` when it
-                           exists) in PettingZoo's loop: ``agent_iter``,
+bobshat ``engine``         the same loop without the observation: the game's
+                           step, same-step autoreset, the (B, A) mask and
+                           :func:`agents.base.sample_masked`, at the largest
+                           B, on all of numba's threads and on one (the
+                           ``threads`` column; per thread = decisions/s /
+                           threads).
+bobshat ``aec`` (B = 1)    ``<game>_v0.env()`` of every game in
+                           PettingZoo's loop: ``agent_iter``,
                            ``last()`` (observation vector + int8 mask),
                            a ``random.Random`` choice among the mask's
                            nonzeros, ``step``.
