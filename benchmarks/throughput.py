@@ -477,7 +477,8 @@ def format_table(rows: Sequence[Row], notes: Sequence[str] = (), settings: Setti
             f"Median of {settings.reps} repetitions (at least {settings.min_reps}) of at least "
             f"{settings.min_seconds:g} s of whole games each, after {settings.warmup_seconds:g} s of warm-up; "
             f"{settings.clock} clock. 'vs X': our decisions/s divided by X's, in this run. 'engine': the "
-            "vector env's step, autoreset and legal mask without the observation."
+            "vector env's step, autoreset and legal mask without the observation. 'per thread': decisions/s / "
+            "threads (with the cpu clock, decisions/s is already per CPU second of all threads together)."
         )
         lines.append(_threads_line())
     lines += [f"- {line}" for line in summary(rows)]
