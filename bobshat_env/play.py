@@ -377,15 +377,16 @@ class _BobsHatText:
         )
 
     # -- scoring explained
-    def summary(self, final: bh.State, human: int) -> list[str]:
-        """The hand's scoring, bid by bid, from the state right after its last trick."""
+    def summary(self, snap: bh.State, res: Any, after: bh.State, human: int) -> list[str]:
+        """The hand's scoring, bid by bid: ``snap`` the state before the hand's last card, ``res`` that
+        step's result (the hand's closing facts), ``after`` the state after it (the totals)."""
         P = self.cfg.players
-        taken = final.taken[0].astype(np.int64)  # (P, 3)
+        taken = res.hand_taken[0].astype(np.int64)  # (P, 3)
         total = taken.sum(axis=1)
-        size = int(final.tricks_done[0])  # cards each were dealt = tricks of the hand
-        hat, holder = int(final.hat_value[0]), int(final.hat_holder[0])
-        bids = final.bids[0].astype(np.int64)
-        scores = final.last_scores[0].astype(np.int64)
+        size = int(snap.hand_size[0])
+        hat, holder = int(snap.hat_value[0]), int(res.role_holder[0])
+        bids = snap.bids[0].astype(np.int64)
+        scores = res.rewards[0].astype(np.int64)
         hat_txt = "stayed in the centre" if holder < 0 else f"ends with {_seat_name(holder, human)}"
         lines = [f"--- Hand scoring ({plural(size, 'card')} each; Bob's Hat {hat:+d} {hat_txt}) ---"]
         for p in range(P):
@@ -402,7 +403,7 @@ class _BobsHatText:
                 lines.append("    " + self._fewest_line(p, total, code // 8, size, human))
             if holder == p and code != 0:
                 lines.append(f"    Bob's Hat: held at the end of the hand: {hat:+d}")
-            cum = int(final.scores[0, p])
+            cum = int(after.scores[0, p])
             lines.append(f"    hand {int(scores[p]):+d}, total {cum}")
         return lines
 
@@ -598,7 +599,8 @@ class _OhHellText:
             f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]}) ==="
         )
 
-    def summary(self, final: Any, human: int) -> list[str]:
+    def summary(self, snap: Any, res: Any, after: Any, human: int) -> list[str]:
+        """The hand's scoring (see the Bob's Hat text's)."""
         scoring = self.cfg.scoring
         rule = {
             "positive": "one point per trick, +10 for making the bid exactly",
@@ -607,8 +609,8 @@ class _OhHellText:
         }[scoring]
         lines = [f"--- Hand scoring ({scoring}: {rule}) ---"]
         for p in range(self.cfg.players):
-            bid, took = int(final.bids[0, p]), int(final.taken[0, p])
-            pts = int(final.last_scores[0, p])
+            bid, took = int(snap.bids[0, p]), int(res.hand_taken[0, p])
+            pts = int(res.rewards[0, p])
             made = bid == took
             if scoring == "positive":
                 how = f"{took} + 10 = {pts:+d}" if made else f"{plural(took, 'trick')} = {pts:+d}"
@@ -618,7 +620,7 @@ class _OhHellText:
                 how = f"{pts:+d}" if made else f"-10 x {abs(took - bid)} = {pts:+d}"
             verdict = "made" if made else "missed"
             lines.append(
-                f"{_seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(final.scores[0, p])}"
+                f"{_seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(after.scores[0, p])}"
             )
         return lines
 
@@ -652,9 +654,8 @@ def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: An
     """The story of one step of game 0 of a batch: ``snap`` the state before it, ``state`` after.
 
     text: the game's play text (``game.play_text()``); human: the seat told
-    as "you" (-1 for none). A finished hand's summary is worked out on a copy
-    of ``snap`` stepped without the next deal, so ``state`` may already hold
-    the next hand.
+    as "you" (-1 for none). A finished hand's summary reads the step's
+    closing facts (``res``), so ``state`` may already hold the next hand.
     """
     events = []
     line = text.event(snap, action, human)
@@ -663,12 +664,12 @@ def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: An
     events += text.after_step(snap, state, human)
     # the next hand's heading, once it is dealt (a step taken with auto_deal=False leaves it to deal)
     game_over = bool(res.game_done[0]) or int(state.phase[0]) == game.module.DEAL
-    if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
+    if bool(res.renege[0]):
         events += text.renege_lines(snap, action, human)
         return StepStory(events, [], None if game_over else text.hand_header(state, human), False)
     if bool(res.trick_done[0]):
         n_trick = int(snap.tricks_done[0]) + 1
-        holder = int(snap.hat_holder[0]) if hasattr(snap, "hat_holder") else -1  # before the trick
+        holder = int(game.module.role_holder(snap)[0])  # before the trick
         events.append(
             text.trick_line(
                 res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick, holder
@@ -676,9 +677,7 @@ def tell_step(game: Game, text: Any, snap: Any, action: int, res: Any, state: An
         )
     if not bool(res.hand_done[0]):
         return StepStory(events, [], None, False)
-    final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
-    game.step(final, np.array([action]), auto_deal=False)
-    summary = text.summary(final, human)
+    summary = text.summary(snap, res, state, human)  # the step's closing facts: state may hold the next hand
     return StepStory(events, summary, None if game_over else text.hand_header(state, human), True)
 
 

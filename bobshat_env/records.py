@@ -51,8 +51,6 @@ import numpy as np
 from .config import BobsHatConfig, ConfigError, OhHellConfig
 from .core import bobs_hat, oh_hell
 from .core.cards import (
-    BH_IS_HAT_CARD,
-    BH_RANKS,
     BH_SUITS,
     BH_TRUMPS,
     BOBS_HAT_DECK,
@@ -411,17 +409,9 @@ class _BobsHatRules(_GameRules):
             rec._bids[g, rec._n_entries[g], cur[g]] = actions[g] - bobs_hat.BID_BASE
 
     def hand_records(self, rec: Recorder, s: int, common: list[dict[str, Any]], tricks: list[list[dict]]) -> list:
-        P, n = rec.players, len(common)
-        plays = rec._plays[s, :n].astype(np.int64)  # (n, T * P)
-        win = np.repeat(rec._winners[s, :n].astype(np.int64), P, axis=1)  # winner of each play's trick
-        won = (plays >= 0) & (win >= 0)  # cards of completed tricks
-        e, k = np.nonzero(won)
-        taken = np.zeros((n, P, 3), dtype=np.int64)
-        np.add.at(taken, (e, win[e, k], plays[e, k] // BH_RANKS), 1)
-        hat = (BH_IS_HAT_CARD[np.maximum(plays, 0)] & won).reshape(n, -1, P).any(axis=2)  # (n, T)
-        last = hat.shape[1] - 1 - np.argmax(hat[:, ::-1], axis=1)
-        holder = np.where(hat.any(axis=1), rec._winners[s, np.arange(n), last], -1).tolist()
-        taken_l, trump, hats = taken.tolist(), rec._trump[s, :n].tolist(), rec._extra[s, :n].tolist()
+        n = len(common)
+        holder = rec._holder[s, :n].tolist()  # the step's closing facts: taken by suit, the hat holder
+        taken_l, trump, hats = rec._taken[s, :n].tolist(), rec._trump[s, :n].tolist(), rec._extra[s, :n].tolist()
         bids = rec._bids[s, :n].tolist()
         return [
             {
@@ -582,8 +572,7 @@ class _OhHellRules(_GameRules):
 
     def hand_records(self, rec: Recorder, s: int, common: list[dict[str, Any]], tricks: list[list[dict]]) -> list:
         n = len(common)
-        win = rec._winners[s, :n].astype(np.int64)
-        taken = (win[:, :, None] == np.arange(rec.players)).sum(axis=1).tolist()
+        taken = rec._taken[s, :n].tolist()  # the step's closing facts: tricks taken
         trump, bids = rec._trump[s, :n].tolist(), rec._bids[s, :n].tolist()
         return [
             {
@@ -691,6 +680,8 @@ _ENTRY_ARRAYS = (
     "_winners",
     "_scores",
     "_renege",
+    "_taken",
+    "_holder",
 )
 
 
@@ -753,6 +744,9 @@ class Recorder:
         self._winners = np.full((B, E, T), -1, dtype=np.int8)
         self._scores = np.zeros((B, E, P), dtype=np.int32)
         self._renege = np.zeros((B, E), dtype=bool)
+        # the closing facts of each ended hand, as the core's step reported them
+        self._taken = np.zeros((B, E, P, *state.taken.shape[2:]), dtype=np.int8)  # the hand's state.taken
+        self._holder = np.full((B, E), -1, dtype=np.int8)  # Bob's Hat: the hat holder at the end, -1 centre
 
     # -- setup
     def _check_agents(self, agents: Any) -> list[str]:
@@ -820,6 +814,8 @@ class Recorder:
         self._winners[g, e] = -1
         self._scores[g, e] = 0
         self._renege[g, e] = False
+        self._taken[g, e] = 0
+        self._holder[g, e] = -1
         first = g[e == 0]
         self._key[first] = state.key[first]
         self._open[g] = True
@@ -856,7 +852,7 @@ class Recorder:
             fresh = self.rules.at_hand_start(phase, state, g)
             # A game's first entry must be hand 1's first deal; else it joined mid-game.
             first_deal = state.hand_no[g] == 0
-            if hasattr(state, "attempt"):
+            if self.cfg.renege_mode:  # a renege deals hand 1 again (attempt 1, 2, ...)
                 first_deal &= state.attempt[g] == 0
             fresh &= (self._n_entries[g] > 0) | first_deal
             self._skip[g[~fresh]] = True
@@ -879,16 +875,14 @@ class Recorder:
                 gt = g[t]
                 self._winners[gt, e[t], k[t] // P] = np.asarray(result.trick_winner)[gt]
 
-        renege = getattr(result, "renege", None)
-        ended = np.asarray(result.hand_done, dtype=bool)
-        if renege is not None:
-            ended = ended | np.asarray(renege, dtype=bool)
-        h = np.nonzero(acting & ended)[0]
+        renege = np.asarray(result.renege, dtype=bool)
+        h = np.nonzero(acting & (np.asarray(result.hand_done, dtype=bool) | renege))[0]
         if h.size:
             e = self._n_entries[h]
             self._scores[h, e] = np.asarray(result.rewards)[h]
-            if renege is not None:
-                self._renege[h, e] = np.asarray(renege, dtype=bool)[h]
+            self._renege[h, e] = renege[h]
+            self._taken[h, e] = result.hand_taken[h]
+            self._holder[h, e] = result.role_holder[h]
             self._n_entries[h] += 1
             self._open[h] = False
 
@@ -1274,7 +1268,7 @@ def _replay_hand(
         return give_up()
     _watch_deal(fault.entry, state)
 
-    if claims_renege and not getattr(cfg, "renege_mode", False):
+    if claims_renege and not cfg.renege_mode:
         fault("the hand has a renege entry, but reneges only happen with the renege_mode option")
         return give_up()
 
@@ -1385,7 +1379,7 @@ def _replay_tricks(
             # The core's own follow-suit rule (what its legal mask uses for cards).
             if not follow_suit_mask(state.hands[:, seat], state.led_suit, rules.deck)[0, c]:
                 led = rules.suit_name(int(state.led_suit[0]))
-                if not getattr(cfg, "renege_mode", False):
+                if not cfg.renege_mode:
                     fault(f"seat {seat} played {text} but must follow {led}", tn)
                     return None
                 # Renege mode: a held card that breaks follow suit ends the hand.
@@ -1403,7 +1397,7 @@ def _replay_tricks(
                     )
             played.add(c)
             res = _step1(mod, cfg, state, c)
-            if getattr(res, "renege", np.zeros(1, bool))[0]:
+            if res.renege[0]:
                 if trick["winner"] is not None:
                     fault(f"winner is {trick['winner']!r}, but a trick ended by a renege has no winner (null)", tn)
                 return res.rewards[0], True

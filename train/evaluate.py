@@ -128,7 +128,6 @@ from agents import make_agent
 from agents.arena import ArenaResult, play_games
 from agents.registry import count_error, split_specs
 from bobshat_env.core import rng
-from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
 from bobshat_env.games import Game, describe, load, make_game
 from bobshat_env.paths import replace_bytes, save_figure
 from train.pool import map_chunks, sigterm_as_exit
@@ -333,9 +332,10 @@ class HandStats:
 
     It keeps a copy of the few per-hand arrays after every step: when a step
     ends a hand the engine has already dealt the next one, so the final bids
-    are the copy's, and the cards or tricks taken are the copy's plus the last
-    trick (from the StepResult). Each hand is checked against the engine's
-    own hand scores, so the report cannot drift from the rules.
+    are the copy's; the cards or tricks taken and the hat holder are the
+    step's closing facts (the StepResult's ``hand_taken``, ``role_holder``).
+    Each hand is checked against the engine's own hand scores, so the report
+    cannot drift from the rules.
     """
 
     def __init__(self, game: Game, state: Any, seating: np.ndarray, counters: dict[str, np.ndarray]) -> None:
@@ -349,7 +349,6 @@ class HandStats:
 
     def _snapshot(self, state: Any) -> None:
         self.bids = state.bids.astype(np.int64)
-        self.taken = state.taken.astype(np.int64)
         self.dealer = state.dealer.astype(np.int64)
         self.size = np.asarray(state.hand_size).astype(np.int64)
         for name in self.kind.state_fields:  # what else the game's hand statistics read (Bob's Hat: the hat)
@@ -361,9 +360,8 @@ class HandStats:
         h = np.nonzero(np.asarray(res.hand_done))[0]
         if h.size:
             self.kind.hands(self, h, res)
-        renege = getattr(res, "renege", None)
-        if renege is not None and np.any(renege):
-            g = np.nonzero(renege)[0]
+        if np.any(res.renege):
+            g = np.nonzero(res.renege)[0]
             who = self.seating[g, np.asarray(before[1])[g].astype(np.int64)]
             self.counters["renege_n"] += _bincount(who, self.n_agents)
         self._snapshot(state)
@@ -380,13 +378,8 @@ class HandStats:
         n = h.size
         rows = np.arange(n)
         bids, size = self.bids[h], self.size[h]
-        taken = self.taken[h].copy()
-        cards = np.asarray(res.trick_cards)[h].astype(np.int64)
-        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
-        suits = BOBS_HAT_DECK.suit_of[cards]
-        for s in range(3):
-            taken[rows, winner, s] += (suits == s).sum(axis=1)
-        holder = np.where(BH_IS_HAT_CARD[cards].any(axis=1), winner, self.hat_holder[h])
+        taken = res.hand_taken[h].astype(np.int64)  # the hand's closing facts: cards taken by suit, the hat holder
+        holder = res.role_holder[h].astype(np.int64)
         value = self.hat_value[h]
         self._check(mod.score_hand(cfg, bids, taken, value, holder, size), res, h)
 
@@ -420,12 +413,9 @@ class HandStats:
 
     def _oh_hell_hands(self, h: np.ndarray, res: Any) -> None:
         mod, cfg, c, E = self.game.module, self.cfg, self.counters, self.n_agents
-        n = h.size
         S = OH_MAX_SIZE + 1
         bids = self.bids[h]
-        taken = self.taken[h].copy()
-        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
-        taken[np.arange(n), winner] += 1
+        taken = res.hand_taken[h].astype(np.int64)  # the hand's closing facts: tricks taken
         self._check(mod.score_hand(cfg, bids, taken), res, h)
         who = self.seating[h]
         idx = who * S + self.size[h][:, None]
@@ -1279,13 +1269,13 @@ def _oh_plot(ev: Evaluation, summary: dict, axes: Any, width: float) -> None:
 class BobsHatBids:
     """The bidding statistics of Where's Bob's Hat? in an evaluation (named by the game's description).
 
-    ``state_fields``: state arrays :class:`HandStats` keeps beside bids and
-    taken; ``counters(n_agents)``; ``hands(stats, h, res)`` counts finished
+    ``state_fields``: state arrays :class:`HandStats` keeps beside the bids
+    (the hat's value); ``counters(n_agents)``; ``hands(stats, h, res)`` counts finished
     hands; ``report(counters of one agent)``; ``table(summary, width)`` text
     lines; ``plot(ev, summary, axes, width)`` the two bid panels.
     """
 
-    state_fields = ("hat_value", "hat_holder")
+    state_fields = ("hat_value",)
     counters = staticmethod(_bh_counters)
     hands = HandStats._bobs_hat_hands
     report = staticmethod(_bh_bid_report)

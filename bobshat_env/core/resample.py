@@ -425,7 +425,7 @@ def void_tracker(game: Any, batch: int) -> VoidTracker:
         module.DECK,
         play_phase=module.PLAY,
         bid_phase=module.BID,
-        secret_bids=bool(getattr(game.config, "secret_bidding", False)),
+        secret_bids=game.secret_bids,
     )
 
 
