@@ -7,6 +7,8 @@ something.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import ModuleType
 
 import numpy as np
@@ -88,3 +90,13 @@ def test_the_observation_functions_are_the_encoders(name):
     pub, counts, unseen = module.public_state(cfg, obs, state.cur.astype(np.int64))
     assert np.array_equal(pub.hands[np.arange(3), state.cur], state.hands[np.arange(3), state.cur])
     assert np.array_equal(module.role_holder(state), np.full(3, -1))  # nobody holds a role before the first trick
+
+
+def test_every_core_module_imports_first():
+    """The game modules import core/observe.py and core/resample.py last and those import the games:
+    each of them must load in a fresh interpreter whichever is imported first."""
+    for first in ("bobs_hat", "oh_hell", "observe", "resample"):
+        code = f"import bobshat_env.core.{first}\nfrom bobshat_env.core import bobs_hat, oh_hell\n"
+        code += "assert bobs_hat._observe.bh_layout and oh_hell._resample.oh_public_state\n"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (first, done.stderr[-2000:])

@@ -527,12 +527,10 @@ def role_holder(state: State) -> np.ndarray:
 
 # What a seat sees and what a search rebuilds from it: the encoders live in
 # core/observe.py and core/resample.py, which are built on this module (they
-# import it), so these import them when first called.
+# import it), so this module imports them last (see its end) and these call them.
 def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
     """The named slices of the observation vector in ``view`` (:func:`.observe.bh_layout`)."""
-    from .observe import bh_layout  # noqa: PLC0415 - observe.py imports this module
-
-    return bh_layout(cfg, view)
+    return _observe.bh_layout(cfg, view)
 
 
 def observe(
@@ -543,23 +541,17 @@ def observe(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.bh_observe`)."""
-    from .observe import bh_observe  # noqa: PLC0415 - observe.py imports this module
-
-    return bh_observe(cfg, state, seat=seat, view=view, out=out)
+    return _observe.bh_observe(cfg, state, seat=seat, view=view, out=out)
 
 
 def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
     """The facts of one observation vector (:func:`.observe.bh_decode`)."""
-    from .observe import bh_decode  # noqa: PLC0415 - observe.py imports this module
-
-    return bh_decode(cfg, vec, view=view)
+    return _observe.bh_decode(cfg, vec, view=view)
 
 
 def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
     """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.bh_public_state`)."""
-    from .resample import bh_public_state  # noqa: PLC0415 - resample.py imports this module
-
-    return bh_public_state(cfg, obs, seat)
+    return _resample.bh_public_state(cfg, obs, seat)
 
 
 # Suit symmetry (core/symmetry.py): the observation slices indexed by card and
@@ -589,3 +581,8 @@ def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))
+
+
+# Last: the observation and search modules read this module's names when they are imported.
+from . import observe as _observe  # noqa: E402
+from . import resample as _resample  # noqa: E402

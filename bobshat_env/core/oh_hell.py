@@ -474,12 +474,10 @@ def role_holder(state: State) -> np.ndarray:
 
 # What a seat sees and what a search rebuilds from it: the encoders live in
 # core/observe.py and core/resample.py, which are built on this module (they
-# import it), so these import them when first called.
+# import it), so this module imports them last (see its end) and these call them.
 def layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
     """The named slices of the observation vector in ``view`` (:func:`.observe.oh_layout`)."""
-    from .observe import oh_layout  # noqa: PLC0415 - observe.py imports this module
-
-    return oh_layout(cfg, view)
+    return _observe.oh_layout(cfg, view)
 
 
 def observe(
@@ -490,23 +488,17 @@ def observe(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.oh_observe`)."""
-    from .observe import oh_observe  # noqa: PLC0415 - observe.py imports this module
-
-    return oh_observe(cfg, state, seat=seat, view=view, out=out)
+    return _observe.oh_observe(cfg, state, seat=seat, view=view, out=out)
 
 
 def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
     """The facts of one observation vector (:func:`.observe.oh_decode`)."""
-    from .observe import oh_decode  # noqa: PLC0415 - observe.py imports this module
-
-    return oh_decode(cfg, vec, view=view)
+    return _observe.oh_decode(cfg, vec, view=view)
 
 
 def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
     """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.oh_public_state`)."""
-    from .resample import oh_public_state  # noqa: PLC0415 - resample.py imports this module
-
-    return oh_public_state(cfg, obs, seat)
+    return _resample.oh_public_state(cfg, obs, seat)
 
 
 # Suit symmetry (core/symmetry.py): see bobs_hat.py. The turned trump card is a card slice.
@@ -530,3 +522,8 @@ def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.n
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))
+
+
+# Last: the observation and search modules read this module's names when they are imported.
+from . import observe as _observe  # noqa: E402
+from . import resample as _resample  # noqa: E402
