@@ -416,11 +416,10 @@ class StepResult:
         """Arrays for a step kernel to fill (it clears every row first, see
         :func:`clear_result`). ``taken``: the trailing shape of the game's
         ``state.taken`` beyond (B, P) (Bob's Hat ``(3,)``, Oh Hell ``()``);
-        a game's ``new_result`` knows it. Three allocations, not twelve: at
+        a game's ``new_result`` knows it. Four allocations, not twelve: at
         B = 1 a step is mostly such overhead."""
         flags = np.empty((5, B), dtype=bool)
-        T = int(np.prod(taken, dtype=np.int64))
-        seats = np.empty((B, 2 * P + 3 + P * T), dtype=np.int8)
+        seats = np.empty((B, 2 * P + 3), dtype=np.int8)
         return cls(
             rewards=np.empty((B, P), dtype=np.int32),
             trick_done=flags[0],
@@ -432,8 +431,8 @@ class StepResult:
             new_hand=flags[3],
             game_done=flags[4],
             role_holder=seats[:, P + 2],
-            hand_why=seats[:, P + 3 : 2 * P + 3],
-            hand_taken=seats[:, 2 * P + 3 :].reshape((B, P, *taken)),
+            hand_why=seats[:, P + 3 :],
+            hand_taken=np.empty((B, P, *taken), dtype=np.int8),
         )
 
     def checked(self, B: int, P: int, taken: tuple[int, ...] = ()) -> StepResult:
