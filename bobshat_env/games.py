@@ -178,6 +178,17 @@ class Game:
         return self.config.players
 
     @property
+    def renege_mode(self) -> bool:
+        """An illegal card that breaks follow suit is played as a renege (penalty, hand dealt again)
+        instead of refused: Bob's Hat's ``renege_mode`` option; never in Oh Hell."""
+        return self.config.renege_mode
+
+    @property
+    def secret_bids(self) -> bool:
+        """No seat sees another's bid until all have bid: Bob's Hat's ``secret_bidding`` option; never in Oh Hell."""
+        return self.config.secret_bidding
+
+    @property
     def n_actions(self) -> int:
         return int(self.module.N_ACTIONS)
 
@@ -213,6 +224,10 @@ class Game:
         return self.module.step(
             self.config, state, actions, active=active, auto_deal=auto_deal, legal=legal, result=result
         )
+
+    def new_result(self, batch: int) -> Any:
+        """A step result for ``batch`` games, to pass to :meth:`step` again and again (a one-game loop)."""
+        return self.module.new_result(self.config, batch)
 
     def legal_action_mask(self, state: Any, out: np.ndarray | None = None) -> np.ndarray:
         return self.module.legal_action_mask(self.config, state, out=out)

@@ -202,8 +202,7 @@ class CardGameGymEnv(gymnasium.Env):
     # -- internals
     def _renege_allowed(self, a: int) -> bool:
         """In renege mode a held card that breaks follow suit is a legal (costly) renege."""
-        cfg = self.game.config
-        if not getattr(cfg, "renege_mode", False) or not 0 <= a < self.game.module.N_CARDS:
+        if not self.game.renege_mode or not 0 <= a < self.game.module.N_CARDS:
             return False
         st = self.state
         return bool(st.phase[0] == self.game.module.PLAY and st.hands[0, self.seat, a])

@@ -15,8 +15,6 @@ import numpy as np
 from ..config import BobsHatConfig
 from ..core import bobs_hat
 from ..core.cards import (
-    BH_IS_HAT_CARD,
-    BH_RANKS,
     BH_SUITS,
     BH_TRUMPS,
     BOBS_HAT_DECK,
@@ -99,17 +97,8 @@ class BobsHatRules(RecordRules):
             rec.set_bids(g, cur[g], actions[g] - bobs_hat.BID_BASE)
 
     def hand_records(self, entries: Entries, common: list[dict[str, Any]], tricks: list[list[dict]]) -> list:
-        P, n = entries.players, len(common)
-        plays = entries.plays.astype(np.int64)  # (n, T * P)
-        win = np.repeat(entries.winners.astype(np.int64), P, axis=1)  # winner of each play's trick
-        won = (plays >= 0) & (win >= 0)  # cards of completed tricks
-        e, k = np.nonzero(won)
-        taken = np.zeros((n, P, 3), dtype=np.int64)
-        np.add.at(taken, (e, win[e, k], plays[e, k] // BH_RANKS), 1)
-        hat = (BH_IS_HAT_CARD[np.maximum(plays, 0)] & won).reshape(n, -1, P).any(axis=2)  # (n, T)
-        last = hat.shape[1] - 1 - np.argmax(hat[:, ::-1], axis=1)
-        holder = np.where(hat.any(axis=1), entries.winners[np.arange(n), last], -1).tolist()
-        taken_l, trump, hats = taken.tolist(), entries.trump.tolist(), entries.extra.tolist()
+        holder = entries.holder.tolist()  # the step's closing facts: taken by suit, the hat holder
+        taken_l, trump, hats = entries.taken.tolist(), entries.trump.tolist(), entries.extra.tolist()
         bids = entries.bids.tolist()
         return [
             {

@@ -68,8 +68,7 @@ class OhHellRules(RecordRules):
             rec.set_bids(g, cur[g], actions[g] - oh_hell.BID_BASE)
 
     def hand_records(self, entries: Entries, common: list[dict[str, Any]], tricks: list[list[dict]]) -> list:
-        win = entries.winners.astype(np.int64)
-        taken = (win[:, :, None] == np.arange(entries.players)).sum(axis=1).tolist()
+        taken = entries.taken.tolist()  # the step's closing facts: tricks taken
         trump, bids = entries.trump.tolist(), entries.bids.tolist()
         return [
             {

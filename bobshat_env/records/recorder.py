@@ -41,6 +41,8 @@ _ENTRY_ARRAYS = (
     "_winners",
     "_scores",
     "_renege",
+    "_taken",
+    "_holder",
 )
 
 
@@ -103,6 +105,9 @@ class Recorder:
         self._winners = np.full((B, E, T), -1, dtype=np.int8)
         self._scores = np.zeros((B, E, P), dtype=np.int32)
         self._renege = np.zeros((B, E), dtype=bool)
+        # the closing facts of each ended hand, as the core's step reported them
+        self._taken = np.zeros((B, E, P, *state.taken.shape[2:]), dtype=np.int8)  # the hand's state.taken
+        self._holder = np.full((B, E), -1, dtype=np.int8)  # the role holder at the end (Bob's Hat: hat), -1 none
 
     # -- setup
     def _check_agents(self, agents: Any) -> list[str]:
@@ -170,6 +175,8 @@ class Recorder:
         self._winners[g, e] = -1
         self._scores[g, e] = 0
         self._renege[g, e] = False
+        self._taken[g, e] = 0
+        self._holder[g, e] = -1
         first = g[e == 0]
         self._key[first] = state.key[first]
         self._open[g] = True
@@ -215,7 +222,7 @@ class Recorder:
             fresh = self.rules.at_hand_start(phase, state, g)
             # A game's first entry must be hand 1's first deal; else it joined mid-game.
             first_deal = state.hand_no[g] == 0
-            if hasattr(state, "attempt"):
+            if self.cfg.renege_mode:  # a renege deals hand 1 again (attempt 1, 2, ...)
                 first_deal &= state.attempt[g] == 0
             fresh &= (self._n_entries[g] > 0) | first_deal
             self._skip[g[~fresh]] = True
@@ -238,16 +245,14 @@ class Recorder:
                 gt = g[t]
                 self._winners[gt, e[t], k[t] // P] = np.asarray(result.trick_winner)[gt]
 
-        renege = getattr(result, "renege", None)
-        ended = np.asarray(result.hand_done, dtype=bool)
-        if renege is not None:
-            ended = ended | np.asarray(renege, dtype=bool)
-        h = np.nonzero(acting & ended)[0]
+        renege = np.asarray(result.renege, dtype=bool)
+        h = np.nonzero(acting & (np.asarray(result.hand_done, dtype=bool) | renege))[0]
         if h.size:
             e = self._n_entries[h]
             self._scores[h, e] = np.asarray(result.rewards)[h]
-            if renege is not None:
-                self._renege[h, e] = np.asarray(renege, dtype=bool)[h]
+            self._renege[h, e] = renege[h]
+            self._taken[h, e] = result.hand_taken[h]
+            self._holder[h, e] = result.role_holder[h]
             self._n_entries[h] += 1
             self._open[h] = False
 
@@ -324,7 +329,14 @@ class Recorder:
                 }
             )
         entries = Entries(
-            P, self._trump[s, :n], self._extra[s, :n], self._bids[s, :n], self._plays[s, :n], self._winners[s, :n]
+            P,
+            self._trump[s, :n],
+            self._extra[s, :n],
+            self._bids[s, :n],
+            self._plays[s, :n],
+            self._winners[s, :n],
+            self._taken[s, :n],
+            self._holder[s, :n],
         )
         hands = rules.hand_records(entries, common, tricks)
         for e in np.nonzero(self._renege[s, :n])[0].tolist():

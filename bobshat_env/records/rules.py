@@ -51,7 +51,9 @@ class Entries:
     trump: (n,) what :meth:`RecordRules.trump_of` gave. extra: (n,) what
     :meth:`PreludeStore.set_extra` stored (0 if nothing). bids: (n, P) bid
     codes (-1: none). plays: (n, T * P) card ids in play order (-1 after the
-    last). winners: (n, T) each trick's winner (-1: not completed).
+    last). winners: (n, T) each trick's winner (-1: not completed). taken,
+    holder: the hand's closing facts as the core's step reported them (the
+    state's ``taken`` at the hand's end; the role holder, -1 for none).
     """
 
     players: int
@@ -60,6 +62,8 @@ class Entries:
     bids: np.ndarray
     plays: np.ndarray
     winners: np.ndarray
+    taken: np.ndarray
+    holder: np.ndarray
 
 
 class RecordRules:

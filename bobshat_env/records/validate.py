@@ -195,7 +195,7 @@ def _replay_hand(
         return give_up()
     watch_deal(fault.entry, state)
 
-    if claims_renege and not getattr(cfg, "renege_mode", False):
+    if claims_renege and not cfg.renege_mode:
         fault("the hand has a renege entry, but reneges only happen with the renege_mode option")
         return give_up()
 
@@ -298,7 +298,7 @@ def _replay_tricks(
             # The core's own follow-suit rule (what its legal mask uses for cards).
             if not follow_suit_mask(state.hands[:, seat], state.led_suit, rules.deck)[0, c]:
                 led = rules.suit_name(int(state.led_suit[0]))
-                if not getattr(cfg, "renege_mode", False):
+                if not cfg.renege_mode:
                     fault(f"seat {seat} played {text} but must follow {led}", tn)
                     return None
                 # Renege mode: a held card that breaks follow suit ends the hand.
@@ -316,7 +316,7 @@ def _replay_tricks(
                     )
             played.add(c)
             res = step_one(mod, cfg, state, c)
-            if getattr(res, "renege", np.zeros(1, bool))[0]:
+            if res.renege[0]:
                 if trick["winner"] is not None:
                     fault(f"winner is {trick['winner']!r}, but a trick ended by a renege has no winner (null)", tn)
                 return res.rewards[0], True

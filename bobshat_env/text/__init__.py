@@ -123,7 +123,7 @@ class GameText(Protocol):
         self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
     ) -> str: ...
     def hand_header(self, state: Any, human: int) -> str: ...
-    def summary(self, final: Any, human: int) -> list[str]: ...
+    def summary(self, snap: Any, res: Any, after: Any, human: int) -> list[str]: ...
     def renege_lines(self, snap: Any, card: int, human: int) -> list[str]: ...
 
 
@@ -149,9 +149,8 @@ def tell_step(game: Game, text: GameText, snap: Any, action: int, res: Any, stat
     """The story of one step of game 0 of a batch: ``snap`` the state before it, ``state`` after.
 
     text: the game's play text (``game.play_text()``); human: the seat told
-    as "you" (-1 for none). A finished hand's summary is worked out on a copy
-    of ``snap`` stepped without the next deal, so ``state`` may already hold
-    the next hand.
+    as "you" (-1 for none). A finished hand's summary reads the step's
+    closing facts (``res``), so ``state`` may already hold the next hand.
     """
     events = []
     line = text.event(snap, action, human)
@@ -160,12 +159,12 @@ def tell_step(game: Game, text: GameText, snap: Any, action: int, res: Any, stat
     events += text.after_step(snap, state, human)
     # the next hand's heading, once it is dealt (a step taken with auto_deal=False leaves it to deal)
     game_over = bool(res.game_done[0]) or int(state.phase[0]) == game.module.DEAL
-    if bool(getattr(res, "renege", np.zeros(1, bool))[0]):
+    if bool(res.renege[0]):
         events += text.renege_lines(snap, action, human)
         return StepStory(events, [], None if game_over else text.hand_header(state, human), False)
     if bool(res.trick_done[0]):
         n_trick = int(snap.tricks_done[0]) + 1
-        holder = int(snap.hat_holder[0]) if hasattr(snap, "hat_holder") else -1  # before the trick
+        holder = int(game.module.role_holder(snap)[0])  # before the trick
         events.append(
             text.trick_line(
                 res.trick_cards[0], int(res.trick_leader[0]), int(res.trick_winner[0]), human, n_trick, holder
@@ -173,9 +172,7 @@ def tell_step(game: Game, text: GameText, snap: Any, action: int, res: Any, stat
         )
     if not bool(res.hand_done[0]):
         return StepStory(events, [], None, False)
-    final = snap.copy()  # the finished hand as it stands after its last trick (not yet redealt)
-    game.step(final, np.array([action]), auto_deal=False)
-    summary = text.summary(final, human)
+    summary = text.summary(snap, res, state, human)  # the step's closing facts: state may hold the next hand
     return StepStory(events, summary, None if game_over else text.hand_header(state, human), True)
 
 

@@ -318,15 +318,16 @@ class PlayText:
         )
 
     # -- scoring explained
-    def summary(self, final: bh.State, human: int) -> list[str]:
-        """The hand's scoring, bid by bid, from the state right after its last trick."""
+    def summary(self, snap: bh.State, res: Any, after: bh.State, human: int) -> list[str]:
+        """The hand's scoring, bid by bid: ``snap`` the state before the hand's last card, ``res`` that
+        step's result (the hand's closing facts), ``after`` the state after it (the totals)."""
         P = self.cfg.players
-        taken = final.taken[0].astype(np.int64)  # (P, 3)
+        taken = res.hand_taken[0].astype(np.int64)  # (P, 3)
         total = taken.sum(axis=1)
-        size = int(final.tricks_done[0])  # cards each were dealt = tricks of the hand
-        hat, holder = int(final.hat_value[0]), int(final.hat_holder[0])
-        bids = final.bids[0].astype(np.int64)
-        scores = final.last_scores[0].astype(np.int64)
+        size = int(snap.hand_size[0])
+        hat, holder = int(snap.hat_value[0]), int(res.role_holder[0])
+        bids = snap.bids[0].astype(np.int64)
+        scores = res.rewards[0].astype(np.int64)
         hat_txt = "stayed in the centre" if holder < 0 else f"ends with {seat_name(holder, human)}"
         lines = [f"Hand scoring ({plural(size, 'card')} each; Bob's Hat {hat:+d} {hat_txt})"]
         for p in range(P):
@@ -343,7 +344,7 @@ class PlayText:
                 lines.append("    " + self._fewest_line(p, total, code // 8, size, human))
             if holder == p and code != 0:
                 lines.append(f"    Bob's Hat: held at the end of the hand: {hat:+d}")
-            cum = int(final.scores[0, p])
+            cum = int(after.scores[0, p])
             lines.append(f"    hand {int(scores[p]):+d}, total {cum}")
         return lines
 

@@ -180,7 +180,8 @@ class PlayText:
             f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]})"
         )
 
-    def summary(self, final: Any, human: int) -> list[str]:
+    def summary(self, snap: Any, res: Any, after: Any, human: int) -> list[str]:
+        """The hand's scoring (see the Bob's Hat text's)."""
         scoring = self.cfg.scoring
         rule = {
             "positive": "one point per trick, +10 for making the bid exactly",
@@ -189,8 +190,8 @@ class PlayText:
         }[scoring]
         lines = [f"Hand scoring ({scoring}: {rule})"]
         for p in range(self.cfg.players):
-            bid, took = int(final.bids[0, p]), int(final.taken[0, p])
-            pts = int(final.last_scores[0, p])
+            bid, took = int(snap.bids[0, p]), int(res.hand_taken[0, p])
+            pts = int(res.rewards[0, p])
             made = bid == took
             if scoring == "positive":
                 how = f"{took} + 10 = {pts:+d}" if made else f"{plural(took, 'trick')} = {pts:+d}"
@@ -200,7 +201,7 @@ class PlayText:
                 how = f"{pts:+d}" if made else f"-10 x {abs(took - bid)} = {pts:+d}"
             verdict = "made" if made else "missed"
             lines.append(
-                f"{seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(final.scores[0, p])}"
+                f"{seat_name(p, human)}: bid {bid}, took {took}: {verdict}, {how}; total {int(after.scores[0, p])}"
             )
         return lines
 

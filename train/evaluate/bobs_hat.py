@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK
-
 from .plots import legend_below
 from .report import pct
 from .statistics import agent_counts, ratio
@@ -28,13 +26,13 @@ class BobsHatBids:
     """The bidding statistics of Where's Bob's Hat? in an evaluation (named by the game's description).
 
     ``state_fields``: state arrays :class:`~train.evaluate.tournament.HandStats`
-    keeps beside bids and taken; ``counters(n_agents)``; ``hands(stats, h,
+    keeps beside the bids (the hat's value); ``counters(n_agents)``; ``hands(stats, h,
     res)`` counts finished hands; ``report(counters of one agent)``;
     ``table(summary, width)`` text lines; ``plot(ev, summary, axes, width)``
     the two bid panels.
     """
 
-    state_fields = ("hat_value", "hat_holder")
+    state_fields = ("hat_value",)
 
     @staticmethod
     def counters(E: int) -> dict[str, np.ndarray]:
@@ -53,13 +51,8 @@ class BobsHatBids:
         n = h.size
         rows = np.arange(n)
         bids, size = stats.bids[h], stats.size[h]
-        taken = stats.taken[h].copy()
-        cards = np.asarray(res.trick_cards)[h].astype(np.int64)
-        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
-        suits = BOBS_HAT_DECK.suit_of[cards]
-        for s in range(3):
-            taken[rows, winner, s] += (suits == s).sum(axis=1)
-        holder = np.where(BH_IS_HAT_CARD[cards].any(axis=1), winner, stats.hat_holder[h])
+        taken = res.hand_taken[h].astype(np.int64)  # the hand's closing facts: cards taken by suit, the hat holder
+        holder = res.role_holder[h].astype(np.int64)
         value = stats.hat_value[h]
         stats.check(mod.score_hand(cfg, bids, taken, value, holder, size), res, h)
 

@@ -39,12 +39,9 @@ class OhHellBids:
     def hands(stats: HandStats, h: np.ndarray, res: Any) -> None:
         """Count the finished hands ``h`` of a batch by hand size (checked against the engine's hand scores)."""
         mod, cfg, c, E = stats.game.module, stats.cfg, stats.counters, stats.n_agents
-        n = h.size
         S = MAX_SIZE + 1
         bids = stats.bids[h]
-        taken = stats.taken[h].copy()
-        winner = np.asarray(res.trick_winner)[h].astype(np.int64)
-        taken[np.arange(n), winner] += 1
+        taken = res.hand_taken[h].astype(np.int64)  # the hand's closing facts: tricks taken
         stats.check(mod.score_hand(cfg, bids, taken), res, h)
         who = stats.seating[h]
         idx = who * S + stats.size[h][:, None]

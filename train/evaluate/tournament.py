@@ -77,9 +77,10 @@ class HandStats:
 
     It keeps a copy of the few per-hand arrays after every step: when a step
     ends a hand the engine has already dealt the next one, so the final bids
-    are the copy's, and the cards or tricks taken are the copy's plus the last
-    trick (from the StepResult). Each hand is checked against the engine's
-    own hand scores, so the report cannot drift from the rules.
+    are the copy's; the cards or tricks taken and the hat holder are the
+    step's closing facts (the StepResult's ``hand_taken``, ``role_holder``).
+    Each hand is checked against the engine's own hand scores, so the report
+    cannot drift from the rules.
     """
 
     def __init__(self, game: Game, state: Any, seating: np.ndarray, counters: dict[str, np.ndarray]) -> None:
@@ -94,7 +95,6 @@ class HandStats:
     def _snapshot(self, state: Any) -> None:
         """Copy the per-hand arrays the next step's finished hands are read from."""
         self.bids = state.bids.astype(np.int64)
-        self.taken = state.taken.astype(np.int64)
         self.dealer = state.dealer.astype(np.int64)
         self.size = np.asarray(state.hand_size).astype(np.int64)
         for name in self.kind.state_fields:  # what else the game's hand statistics read (Bob's Hat: the hat)
@@ -107,9 +107,8 @@ class HandStats:
         h = np.nonzero(np.asarray(res.hand_done))[0]
         if h.size:
             self.kind.hands(self, h, res)
-        renege = getattr(res, "renege", None)
-        if renege is not None and np.any(renege):
-            g = np.nonzero(renege)[0]
+        if np.any(res.renege):
+            g = np.nonzero(res.renege)[0]
             who = self.seating[g, np.asarray(before[1])[g].astype(np.int64)]
             self.counters["renege_n"] += agent_counts(who, self.n_agents)
         self._snapshot(state)

@@ -157,11 +157,9 @@ def frames(record: dict) -> dict[str, Any]:
             if step.action < game.deck.n_cards:  # the terminal tells cards with their trick; a replay goes card by card
                 seat = int(step.before.cur[0])
                 lines = [f"player_{seat} plays {text.move_name(step.action)}.", *lines]
-            if bool(getattr(step.result, "renege", [False])[0]):
+            if bool(step.result.renege[0]):
                 hands[-1]["renege"] = True
-        ended = step.result is not None and (
-            bool(step.result.hand_done[0]) or bool(getattr(step.result, "renege", [False])[0])
-        )
+        ended = step.result is not None and (bool(step.result.hand_done[0]) or bool(step.result.renege[0]))
         # a hand's last card: the core has moved on to the next hand's number and dealer; show the hand just played
         view = table_view(game, text, step.after, names, None, last_trick, dealt=step.before if ended else None)
         for seat, before in zip(view["seats"], carried):

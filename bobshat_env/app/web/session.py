@@ -398,7 +398,7 @@ class GameSession:
             for a in np.flatnonzero(legal)
         ]
         reneges = []
-        if getattr(self.game.config, "renege_mode", False) and legal[:n_cards].any():
+        if self.game.renege_mode and legal[:n_cards].any():
             for c in np.flatnonzero(self.state.hands[0, self.seat] & ~legal[:n_cards]):
                 reneges.append({"name": self.text.move_name(int(c)), "action": int(c), "card": True})
         return moves, reneges, self.text.moves_note(self.state, legal)
