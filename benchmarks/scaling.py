@@ -46,15 +46,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch
 
-import torch  # noqa: E402
-
-from bobshat_env.games import make_game  # noqa: E402
-from bobshat_env.paths import OutputPathError, check_writable, replace_bytes  # noqa: E402
-from train.ppo.collector import env_seed  # noqa: E402
-from train.ppo.config import Args, parse_args  # noqa: E402
-from train.ppo.learner import Learner, make_collector, set_up  # noqa: E402
+from bobshat_env.games import make_game
+from bobshat_env.paths import OutputPathError, check_writable, replace_bytes
+from train.ppo.collector import env_seed
+from train.ppo.config import Args, parse_args
+from train.ppo.learner import Learner, make_collector, set_up
 
 
 def measure(args: Args, workers: int, iterations: int, log: Any = None) -> dict[str, Any]:
@@ -162,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             check_writable(ns.json, "--json")  # before minutes of measuring, not after
         except OutputPathError as err:
             p.error(str(err))
-    import numba  # noqa: PLC0415
+    import numba
 
     if ns.engine_threads:
         numba.set_num_threads(ns.engine_threads)

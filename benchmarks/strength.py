@@ -20,18 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agents.registry import make_agent  # noqa: E402
-from bobshat_env.games import make_game  # noqa: E402
-from train.evaluate.duplicate import play_duplicate  # noqa: E402
+from agents.registry import make_agent
+from bobshat_env.games import make_game
+from train.evaluate.duplicate import play_duplicate
 
 
 class Timed:

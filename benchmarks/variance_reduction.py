@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     out = run(a.game, a.agents, a.deals, a.seed, a.layout, not a.no_duplicate, players=a.players)
     print(report(out), flush=True)
     if a.json:
-        from bobshat_env.paths import replace_bytes  # noqa: PLC0415 - the one atomic writer
+        from bobshat_env.paths import replace_bytes  # the one atomic writer
 
         replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode("utf-8"))
     return 0

@@ -257,7 +257,7 @@ class Game:
 
     def symmetry(self, view: str = "private") -> SuitSymmetry:
         """The relabelling of observations and actions that makes trump suit 0 (:mod:`bobshat_env.core.symmetry`)."""
-        from .core.symmetry import trump_canonical  # noqa: PLC0415 - only learners with symmetry need it
+        from .core.symmetry import trump_canonical  # only learners with symmetry need it
 
         return trump_canonical(self, view=view)
 
@@ -281,7 +281,7 @@ class Game:
 
 def make_game(name: str = "bobs_hat", **options: Any) -> Game:
     """A :class:`Game` by name with its options; bad names or options raise ConfigError."""
-    from .core import game_module  # noqa: PLC0415 - the core (numba) loads with the first game
+    from .core import game_module  # the core (numba) loads with the first game
 
     description = describe(name)
     cfg = options.pop("config", None) or description.config_cls.from_dict(options)

@@ -130,7 +130,7 @@ class CardGameGymEnv(gymnasium.Env):
         bots = []
         for i, spec in enumerate(self._opponent_specs):
             if isinstance(spec, str):
-                from agents import make_agent  # noqa: PLC0415 - agents sit above the env package
+                from agents import make_agent  # agents sit above the env package
 
                 bots.append(make_agent(spec, self.game, seed=None if seed is None else seed * 1000 + i))
             else:

@@ -59,8 +59,8 @@ def evaluate(env: CardGameGymEnv, policy, games: int, seed: int) -> float:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     """Train MaskablePPO against the opponents, then compare it with its untrained self and random play."""
-    import torch  # noqa: PLC0415
-    from sb3_contrib import MaskablePPO  # noqa: PLC0415 - optional extra [sb3]
+    import torch
+    from sb3_contrib import MaskablePPO  # optional extra [sb3]
 
     args = parse_args(argv)
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the env for the cores

@@ -39,7 +39,7 @@ ACCEPTED = "fuzz-runner: the command accepted its arguments and began its work"
 MEMORY_HEADROOM = 4 * 2**30  # bytes of address space a child may add to the warm parent's
 
 
-class WorkStarted(BaseException):  # noqa: N818 - BaseException: no `except Exception` in the command catches it
+class WorkStarted(BaseException):  # BaseException: no `except Exception` in the command catches it
     """Raised by a stub: the arguments were accepted and the work would begin here."""
 
 
@@ -63,7 +63,7 @@ def _stub(*args: Any, **kwargs: Any) -> Any:
 
 def install_stubs() -> list[tuple[Any, str, Any]]:
     """Put the stubs in place; what they replaced, for restore_stubs."""
-    import importlib  # noqa: PLC0415
+    import importlib
 
     saved = []
     for modname, attrs in WORK.items():
@@ -84,10 +84,10 @@ def restore_stubs(saved: list[tuple[Any, str, Any]]) -> None:
 def warm() -> None:
     """Import what the commands use and compile the kernels once, here, for every child to inherit."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch  # noqa: PLC0415
+    import torch
 
     torch.set_num_threads(1)
-    import importlib  # noqa: PLC0415
+    import importlib
 
     for name in (
         "bobshat_env.app.cli",
@@ -104,11 +104,11 @@ def warm() -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     with contextlib.suppress(ImportError):  # eval --plot and bids --plot draw with it
-        import matplotlib  # noqa: PLC0415
+        import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401, PLC0415
-    from bobshat_env.app.cli import main  # noqa: PLC0415
+        import matplotlib.pyplot  # PLC0415
+    from bobshat_env.app.cli import main
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         cwd = os.getcwd()
@@ -155,7 +155,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from bobshat_env.app.cli import main  # noqa: PLC0415
+        from bobshat_env.app.cli import main
 
         if req.get("stub"):
             install_stubs()

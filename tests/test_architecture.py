@@ -24,7 +24,7 @@ import pytest
 from bobshat_env.games import DESCRIPTIONS, GAMES
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("bobshat_env", "agents", "train")
+PACKAGES = ("bobshat_env", "agents", "train", "benchmarks", "examples")  # every module of ours, scripts included
 FLOORS = ("core", "adapters", "agents", "train", "cli/serve")
 FRAMEWORKS = ("gymnasium", "pettingzoo", "torch", "ray", "tensorboard", "matplotlib", "openskill", "yaml")
 
@@ -44,7 +44,7 @@ def floor_of(module: str) -> int | None:
         if _within(module, "bobshat_env.gym"):
             return 2  # its opponents are agent specs: it sits with the agents
         return 1
-    return {"agents": 2, "train": 3, "benchmarks": 4}.get(top)
+    return {"agents": 2, "train": 3, "benchmarks": 4, "examples": 4}.get(top)  # scripts sit on the top floor
 
 
 def _modules() -> list[tuple[str, Path]]:

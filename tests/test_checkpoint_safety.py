@@ -20,7 +20,7 @@ from agents import make_agent  # noqa: E402
 from agents.checkpoint import (  # noqa: E402
     CheckpointError,
     load_checkpoint,
-    load_training_state,  # noqa: E402
+    load_training_state,
 )
 from bobshat_env.app.cli import main  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402

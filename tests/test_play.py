@@ -41,7 +41,7 @@ class Oracle(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def readline(self, size: int = -1) -> str:  # noqa: ARG002 - TextIOBase signature
+    def readline(self, size: int = -1) -> str:  # TextIOBase signature
         if not self.pending:
             st = self.tg.state
             self.pending = list(self.decide(self.tg, st, self.tg.game.legal_action_mask(st)[0]))
@@ -258,7 +258,7 @@ class Interrupting(io.TextIOBase):
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def readline(self, size: int = -1) -> str:  # noqa: ARG002
+    def readline(self, size: int = -1) -> str:
         self.n -= 1
         if self.n < 0:
             raise KeyboardInterrupt

@@ -462,7 +462,7 @@ def test_games_are_isolated_from_each_other(server):
         try:
             c = TestClient(client.app, base_url="http://127.0.0.1")
             views[k] = play_out(c, new_game(c, seed=str(100 + k)), random.Random(k))
-        except Exception as err:  # noqa: BLE001 - reported below
+        except Exception as err:  # reported below
             errors.append(err)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(6)]

@@ -23,9 +23,9 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed: pip install -e '.[web]'")
 pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from bobshat_env.app.web.app import create_app  # noqa: E402
+from bobshat_env.app.web.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints"

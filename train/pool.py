@@ -228,23 +228,23 @@ def _worker_main(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) ->
             return
         try:
             msg: tuple[str, Any] = ("ok", fn(chunk))
-        except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which re-raises it
+        except BaseException as err:  # every failure goes back to the parent, which re-raises it
             msg = ("error", (_picklable(err), traceback.format_exc()))
         try:
             conn.send(msg)
         except (EOFError, OSError):
             return
-        except Exception as err:  # noqa: BLE001 - a result that cannot be pickled: say so
+        except Exception as err:  # a result that cannot be pickled: say so
             conn.send(("error", (_picklable(err), traceback.format_exc())))
 
 
 def _picklable(err: BaseException) -> BaseException:
     """``err`` if it survives pickling, else a RuntimeError with its text."""
-    import pickle  # noqa: PLC0415
+    import pickle
 
     try:
         pickle.loads(pickle.dumps(err))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return RuntimeError(f"{type(err).__name__}: {err}")
     return err
 

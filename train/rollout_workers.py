@@ -91,7 +91,7 @@ class RolloutWorker:
     """
 
     def __init__(self, args: dict, index: int, first_slot: int, num_envs: int, incarnation: int = 0) -> None:
-        import numba  # noqa: PLC0415
+        import numba
 
         self.args = a = Args(**args)
         self.index = index
@@ -121,7 +121,7 @@ class RolloutWorker:
 
     def ready(self) -> dict[str, Any]:
         """Where the worker runs: ``pid``, ``node`` (IP address), ``node_id`` (Ray's), inference ``device``."""
-        import ray  # noqa: PLC0415
+        import ray
 
         node, node_id = ray.util.get_node_ip_address(), ray.get_runtime_context().get_node_id()
         return {"pid": os.getpid(), "node": node, "node_id": node_id, "device": str(self.device)}
@@ -164,7 +164,7 @@ class RolloutWorker:
         the first time a name is seen), else None: a bot, rebuilt by name. Games whose opponent left the pool draw a
         new one, as ``RolloutCollector.replace_evicted`` does in-process.
         """
-        import ray  # noqa: PLC0415
+        import ray
 
         old = [m.name for m in self.pool.members]
         members: list[Member] = []
@@ -233,7 +233,7 @@ class RolloutWorkers:
                 ray_session(args.ray_address or "local", need_cpus=N, what=f"{N} rollout worker(s)")
             )
             self._check_gpus()
-            from ray import exceptions as rx  # noqa: PLC0415
+            from ray import exceptions as rx
 
             # a worker process gone: killed, crashed, its node lost, or stopped by Ray's out-of-memory killer
             dead = ("RayActorError", "WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError")

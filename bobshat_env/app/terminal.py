@@ -117,7 +117,7 @@ class TerminalGame:
         seat: int = 0,
         opponents: Sequence[Any] | None = None,
         seed: int | None = None,
-        input: TextIO | None = None,  # noqa: A002 - the natural name, mirrors print(file=)
+        input: TextIO | None = None,  # the natural name, mirrors print(file=)
         output: TextIO | None = None,
         save: str | None = None,
     ) -> None:
@@ -151,7 +151,7 @@ class TerminalGame:
                 continue
             spec = next(it)
             if isinstance(spec, str):
-                from agents import make_agent  # noqa: PLC0415 - agents sit above the env package
+                from agents import make_agent  # agents sit above the env package
 
                 self.agents.append(make_agent(spec, game, seed=self.seed * 1000 + p))
                 self.names.append(spec)
@@ -247,7 +247,7 @@ class TerminalGame:
     # -- the game
     def run(self) -> PlayResult:
         """Play the game to its end (or until the human leaves)."""
-        from ..records import Recorder  # noqa: PLC0415 - only a played game needs it
+        from ..records import Recorder  # only a played game needs it
 
         game, P, human = self.game, self.game.players, self.seat
         state = self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
@@ -293,7 +293,7 @@ class TerminalGame:
 
     def _save(self, record: dict) -> str | None:
         """Append the record to ``save``; if that fails, to a new file nearby. Returns where it went."""
-        from ..records import write_jsonl  # noqa: PLC0415
+        from ..records import write_jsonl
 
         try:
             write_jsonl(self.save, [record], append=True)
@@ -370,7 +370,7 @@ def play(
     seat: int = 0,
     opponents: Sequence[Any] | None = None,
     seed: int | None = None,
-    input: TextIO | None = None,  # noqa: A002
+    input: TextIO | None = None,
     output: TextIO | None = None,
     save: str | None = None,
 ) -> PlayResult:
@@ -380,7 +380,7 @@ def play(
 
 def default_opponent(game: Game) -> str:
     """The strongest bot registered that plays ``game``: ``strong``, else ``simple``, else ``random``."""
-    from agents import available, make_agent  # noqa: PLC0415
+    from agents import available, make_agent
 
     names = available()
     for name in ("strong", "simple"):

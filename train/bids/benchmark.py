@@ -135,7 +135,7 @@ class _BidWatcher:
 
 def _play_chunk(ch: _Chunk) -> _ChunkResult:
     """Play the chunk's games with the bidder in one seat, then value all its decisions (module level: workers)."""
-    from agents.composite import CompositeAgent  # noqa: PLC0415
+    from agents.composite import CompositeAgent
 
     game = make_game(ch.game_name, config=ch.config)
     kind, mod, P = game_pieces(game.name), game.module, game.players

@@ -58,8 +58,8 @@ def spec_sha256(spec: str) -> str | None:
 
 def is_sampling(agent: Any) -> bool:
     """Whether an agent's decisions are random draws (several playouts then average them out)."""
-    from agents.base import RandomAgent  # noqa: PLC0415
-    from agents.pimc import PIMCAgent  # noqa: PLC0415
+    from agents.base import RandomAgent
+    from agents.pimc import PIMCAgent
 
     if hasattr(agent, "bid") and hasattr(agent, "play"):  # a composite agent
         return is_sampling(agent.bid) or is_sampling(agent.play)

@@ -199,7 +199,7 @@ class BobsHatOracle:
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7)
         ax = ax2
-        from matplotlib.lines import Line2D  # noqa: PLC0415 - matplotlib is imported by plot() only
+        from matplotlib.lines import Line2D  # matplotlib is imported by plot() only
 
         types = list(t["bidders"][0]["calibration"]["types"])
         shapes = dict(zip(types, "osD^v"))

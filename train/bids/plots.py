@@ -13,10 +13,10 @@ from .oracle import OBJECTIVES, game_pieces
 
 def plot(doc: dict, path: str | os.PathLike) -> None:
     """Write a PNG, one row per table: regrets, score, and the game's calibration plots."""
-    import matplotlib  # noqa: PLC0415 - heavy, only for --plot
+    import matplotlib  # heavy, only for --plot
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     tables = doc["tables"]
     fig, axes = plt.subplots(len(tables), 4, figsize=(20, 4.4 * len(tables)), squeeze=False)

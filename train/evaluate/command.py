@@ -23,7 +23,7 @@ def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
     so each holds every seat's cards). The pairwise entry of the report is
     then the paired difference of the two, with its 95% CI.
     """
-    from bobshat_env.config import ConfigError  # noqa: PLC0415
+    from bobshat_env.config import ConfigError
 
     n, v, m = layout.lower().partition("v")
     if not (v and n.isdigit() and m.isdigit()) or int(n) < 1 or int(m) < 1:
@@ -39,7 +39,7 @@ def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
 
 def cli_eval(args: Any, options: dict[str, Any]) -> int:
     """Run ``bobshat eval`` from parsed arguments and the game options of ``cli.game_options``."""
-    from bobshat_env.config import ConfigError  # noqa: PLC0415
+    from bobshat_env.config import ConfigError
 
     game = make_game(args.game, **options)
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players

@@ -22,10 +22,10 @@ if TYPE_CHECKING:
 def plot(ev: Evaluation, path: str | os.PathLike) -> None:
     """Write a PNG (or the image format ``path``'s extension names): each agent's distribution of game
     totals, how often it bids what, and how often that succeeds."""
-    import matplotlib  # noqa: PLC0415 - heavy, only for --plot
+    import matplotlib  # heavy, only for --plot
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     summary = ev.summary()
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
@@ -43,7 +43,7 @@ def plot(ev: Evaluation, path: str | os.PathLike) -> None:
 
 def _wrap_name(name: str, width: int = 18) -> str:
     """An agent spec on short lines for an axis label, broken after ``/``, ``,`` or ``:`` where it can."""
-    import textwrap  # noqa: PLC0415
+    import textwrap
 
     spaced = name.replace("/", "/ ").replace(",", ", ").replace(":", ": ")
     lines = textwrap.wrap(spaced, width, break_long_words=True)

@@ -158,7 +158,7 @@ class Evaluation:
         """The reduced estimates next to the plain ones (schema in the module docstring)."""
         if self.cv is None:
             return {"enabled": False, "reason": self.vr_off or "off"}
-        from train.variance import reduced_stats  # noqa: PLC0415
+        from train.variance import reduced_stats
 
         H = self.hands
         c = np.stack([self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])], axis=2)  # (D, E, 2)

@@ -86,7 +86,7 @@ def openskill_ratings(scores: np.ndarray) -> list[dict[str, float]] | None:
     a rank). Returns ``{"mu", "sigma", "ordinal"}`` per agent, or None for
     fewer than two agents.
     """
-    from openskill.models import PlackettLuce  # noqa: PLC0415 - optional weight, imported on use
+    from openskill.models import PlackettLuce  # optional weight, imported on use
 
     n_agents = scores.shape[1]
     if n_agents < 2:

@@ -154,19 +154,19 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     collectors: list[tuple[np.ndarray, Any]] = []
     value = None
     if chunk.vr is not None:
-        from train.variance import PolicyValue  # noqa: PLC0415 - torch, only with variance reduction
+        from train.variance import PolicyValue  # torch, only with variance reduction
 
         value = PolicyValue(game, chunk.vr[0])
 
     def factory(g: Game, state: Any, ids: np.ndarray) -> _Observers:
         recorder = cv = None
         if chunk.record:
-            from bobshat_env.records import Recorder  # noqa: PLC0415 - only when recording
+            from bobshat_env.records import Recorder  # only when recording
 
             recorder = Recorder(g, state)
             recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
         if value is not None:
-            from train.variance import ControlVariates  # noqa: PLC0415
+            from train.variance import ControlVariates
 
             cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1], chunk.vr[2])
             collectors.append((ids, cv))
@@ -307,7 +307,7 @@ def _run_chunks(
     try:
         with sigterm_as_exit():  # SIGTERM: the workers and the records' temporary go too (train/pool.py)
             if ray_address is not None:
-                from train.distributed import run_chunks as on_ray  # noqa: PLC0415 - imports Ray, only when asked
+                from train.distributed import run_chunks as on_ray  # imports Ray, only when asked
 
                 workers = on_ray(_play_chunk, chunks, ray_address, landed)
             else:  # here, the bar moves with every batch of games; over workers, with every chunk
@@ -333,7 +333,7 @@ def _vr_setup(
     """((value checkpoint, fresh deals, decisions), None) when variance reduction runs, else (None, why not)."""
     if not on:
         return None, "off"
-    from train.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path  # noqa: PLC0415
+    from train.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path
 
     fresh = DEFAULT_FRESH if fresh is None else int(fresh)
     if fresh < 1:
@@ -343,8 +343,8 @@ def _vr_setup(
     path = value or shipped_value_path(game)
     if path is None:
         return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
-    from agents.ppo_agent import load_policy  # noqa: PLC0415 - check it loads for this game before any play
-    from bobshat_env.config import ConfigError  # noqa: PLC0415
+    from agents.ppo_agent import load_policy  # check it loads for this game before any play
+    from bobshat_env.config import ConfigError
 
     try:
         load_policy(path, game)
@@ -367,7 +367,7 @@ class _RecordWriter:
     """
 
     def __init__(self, path: str | os.PathLike, chunks: int) -> None:
-        from bobshat_env.records import JsonlWriter  # noqa: PLC0415
+        from bobshat_env.records import JsonlWriter
 
         self.out = JsonlWriter(path)
         self.chunks = chunks

@@ -145,7 +145,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 
 def safe_yaml(text: str) -> Any:
     """``yaml.safe_load`` without aliases (:class:`_NoAliasLoader`); a yaml.YAMLError for bad text."""
-    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
 
 
 def _load_yaml_value(name: str, text: str) -> Any:
@@ -261,7 +261,7 @@ def check_args(args: Args, pool: bool = True) -> None:
         raise ValueError(f"hidden must be {shape_error}")
     try:  # the bots are built on the run's game (its own checks name a bad game or option first)
         table = make_game(args.game, players=args.players, **args.game_options)
-    except Exception:  # noqa: BLE001 - reported by the checks of the game itself
+    except Exception:  # reported by the checks of the game itself
         table = None
     if pool:
         _check_agent_names("heuristics", args.heuristics, table)
@@ -309,7 +309,7 @@ def _check_agent_names(name: str, specs: Any, game: Any = None) -> None:
                 )
             raise ValueError(f"{name}: unknown agent {spec[:80]!r}; known agents: {', '.join(known)}")
         if game is not None:
-            from agents import make_agent  # noqa: PLC0415
+            from agents import make_agent
 
             try:
                 make_agent(spec, game, seed=0)

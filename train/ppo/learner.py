@@ -118,7 +118,7 @@ def make_collector(
     """The collector ``args`` ask for: ``rollout_workers`` Ray actors (Ray is imported only then), else one
     :class:`RolloutCollector` on ``num_envs`` games in this process; its first games dealt from ``seed``."""
     if args.rollout_workers:
-        from train.rollout_workers import RolloutWorkers  # noqa: PLC0415 - imports Ray, only for rollout workers
+        from train.rollout_workers import RolloutWorkers  # imports Ray, only for rollout workers
 
         return RolloutWorkers(args, game, net, pool, gen, seed=seed)
     env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)

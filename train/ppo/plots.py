@@ -23,11 +23,11 @@ PLOT_TAGS = (
 
 def plot_run(run_dir: str | os.PathLike, png: str | os.PathLike, title: str = "") -> None:
     """Training curves of a run, read from its TensorBoard logs, as one PNG (needs matplotlib)."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: PLC0415
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
     acc.Reload()

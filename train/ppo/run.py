@@ -148,7 +148,7 @@ def train(
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
-        from train.distributed import preflight  # noqa: PLC0415 - imports Ray, only for rollout workers
+        from train.distributed import preflight  # imports Ray, only for rollout workers
 
         preflight(args.ray_address or "local", args.rollout_workers, f"{args.rollout_workers} rollout worker(s)")
     init = initial_weights(args, game)  # init_from: read and checked before the run folder exists

@@ -55,14 +55,14 @@ def serve(
     """Run the web app until Ctrl-C; returns the exit code. Bad options raise ConfigError before it starts."""
     out = sys.stdout if out is None else out
     try:
-        import uvicorn  # noqa: PLC0415
+        import uvicorn
 
-        from .app import create_app  # noqa: PLC0415 - needs starlette
+        from .app import create_app  # needs starlette
     except ImportError as err:
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
-    from ...paths import check_writable  # noqa: PLC0415
-    from .session import RECORDS_FILE, AgentCatalog  # noqa: PLC0415
+    from ...paths import check_writable
+    from .session import RECORDS_FILE, AgentCatalog
 
     if not host.strip():
         raise ConfigError("--host must name an address (127.0.0.1, 0.0.0.0), got ''")

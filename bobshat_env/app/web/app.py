@@ -161,7 +161,7 @@ class _CatchAll:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception as exc:  # noqa: BLE001 - every failure answers, none kills the connection
+        except Exception as exc:  # every failure answers, none kills the connection
             _log.exception("bobshat serve: a request failed")
             if not started:
                 await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {str(exc)[:300]}")

@@ -227,7 +227,7 @@ class ReplaySources:
     # -- uploads
     def add_upload(self, name: str, data: bytes, now: float) -> dict[str, Any]:
         """Hold an uploaded records file (already size-checked) and summarize it; the oldest go past the limit."""
-        import secrets  # noqa: PLC0415
+        import secrets
 
         if len(data) > self.max_upload:
             raise WebError(413, f"the upload has {len(data):,} bytes; the limit is {self.max_upload:,}")

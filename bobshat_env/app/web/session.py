@@ -488,7 +488,7 @@ class AgentCatalog:
         self.files: dict[str, str] = {}  # a file a request may name (a shipped name, a path) -> the path to read
         folder = shipped_checkpoints() if shipped is None else shipped
         if folder.is_dir():
-            import json  # noqa: PLC0415
+            import json
 
             for pt in sorted(folder.glob("*.pt")):
                 try:
@@ -503,8 +503,8 @@ class AgentCatalog:
 
     def preload(self, spec: str) -> None:
         """Allow ``spec`` (``--agents``) at every table where it builds, so a bad one fails at start."""
-        from agents import make_agent  # noqa: PLC0415
-        from agents.registry import spec_files  # noqa: PLC0415
+        from agents import make_agent
+        from agents.registry import spec_files
 
         errors: dict[str, str] = {}
         played = []
@@ -535,7 +535,7 @@ class AgentCatalog:
 
     def resolve(self, spec: str) -> str:
         """The spec to build for a requested one; WebError for one the server will not build."""
-        from agents.registry import check_request_spec, map_spec_files  # noqa: PLC0415
+        from agents.registry import check_request_spec, map_spec_files
 
         spec = spec.strip()
         if not spec:
@@ -645,8 +645,8 @@ class SessionStore:
 
     def create(self, params: dict[str, Any]) -> GameSession:
         """A new game from the start page's (or a ``/play`` link's) parameters; WebError naming a bad one."""
-        from agents import make_agent  # noqa: PLC0415 - agents sit on a lower floor, loaded with the first game
-        from agents.registry import split_specs  # noqa: PLC0415
+        from agents import make_agent  # agents sit on a lower floor, loaded with the first game
+        from agents.registry import split_specs
 
         name, options = game_options(params)
         try:
