@@ -59,9 +59,8 @@ import numpy as np
 from numba import njit
 
 from bobshat_env.core import bobs_hat as bh
-from bobshat_env.core.bobs_hat import hand_size_of
+from bobshat_env.core.bobs_hat import ObsOffsets, hand_size_of, obs_offsets
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BH_N_CARDS, BOBS_HAT_DECK
-from bobshat_env.core.observe import BhOffsets, bh_layout, bh_offsets
 from bobshat_env.core.tricks import (
     card_strength,
     count_unseen,
@@ -115,8 +114,8 @@ def _facts_kernel(
 ):  # fmt: skip
     """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`.
 
-    ``offsets``: the layout's :class:`~bobshat_env.core.observe.BhOffsets` as a plain tuple."""
-    o = BhOffsets(*offsets)
+    ``offsets``: the layout's :class:`~bobshat_env.core.bobs_hat.ObsOffsets` as a plain tuple."""
+    o = ObsOffsets(*offsets)
     B, P = trick.shape
     half = np.float32(0.5)
     for g in range(B):
@@ -161,7 +160,7 @@ def _facts_kernel(
 
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
     """Facts from private observations (B, D); ``public["void"]`` (B, P, 3) absolute, if given."""
-    layout = bh_layout(cfg)
+    layout = bh.layout(cfg)
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     B, P = obs.shape[0], cfg.players
     if obs.ndim != 2 or obs.shape[1] != layout.size:
@@ -176,7 +175,7 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
         hat_value=ints(), hat_holder=ints(), dealer=ints(), hand_size=ints(), void=np.empty((B, P, 3), dtype=bool),
     )  # fmt: skip
     _facts_kernel(
-        obs, bh_offsets(cfg), seat, pub, has_pub, SUIT,
+        obs, obs_offsets(cfg), seat, pub, has_pub, SUIT,
         f.phase, f.hand, f.played, f.trick, f.leader, f.n_in_trick, f.led_suit, f.trump, f.bids, f.taken,
         f.hat_value, f.hat_holder, f.dealer, f.hand_size, f.void,
     )  # fmt: skip

@@ -43,7 +43,7 @@ from numba import njit
 
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_HELL_DECK
-from bobshat_env.core.observe import OhOffsets, oh_layout, oh_offsets
+from bobshat_env.core.oh_hell import ObsOffsets, obs_offsets
 from bobshat_env.core.tricks import (
     card_strength,
     count_unseen,
@@ -92,8 +92,8 @@ def _facts_kernel(
 ):  # fmt: skip
     """Fill the Facts arrays (after ``suit``) from private observations; see :func:`facts_from_obs`.
 
-    ``offsets``: the layout's :class:`~bobshat_env.core.observe.OhOffsets` as a plain tuple."""
-    o = OhOffsets(*offsets)
+    ``offsets``: the layout's :class:`~bobshat_env.core.oh_hell.ObsOffsets` as a plain tuple."""
+    o = ObsOffsets(*offsets)
     B, P = trick.shape
     n_bid_slots = o.max_bid + 2  # per seat: no bid yet, then bids 0..max_bid
     half = np.float32(0.5)
@@ -127,7 +127,7 @@ def _facts_kernel(
 
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:
     """Facts from private Oh Hell observations; ``public["void"]`` (B, P, 4) absolute seats, if given."""
-    layout = oh_layout(cfg)
+    layout = oh.layout(cfg)
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     B, P = obs.shape[0], cfg.players
     if obs.ndim != 2 or obs.shape[1] != layout.size:
@@ -142,7 +142,7 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
         dealer=ints(), hand_size=ints(), void=np.empty((B, P, 4), dtype=bool),
     )  # fmt: skip
     _facts_kernel(
-        obs, oh_offsets(cfg), seat, pub, has_pub, SUIT,
+        obs, obs_offsets(cfg), seat, pub, has_pub, SUIT,
         f.phase, f.hand, f.played, f.trump_card, f.trick, f.leader, f.n_in_trick, f.led_suit, f.trump, f.bids,
         f.taken, f.dealer, f.hand_size, f.void,
     )  # fmt: skip

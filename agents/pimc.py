@@ -8,7 +8,7 @@ NumPy core. It picks the action with the best mean outcome for its seat.
 
 Honesty: the bot never sees another seat's cards. It rebuilds the public
 state from its own private observation (hand, trump, hat, bids, the current
-trick, played and taken cards) with :func:`resample.bh_public_state`, in which
+trick, played and taken cards) with its game's ``public_state``, in which
 every other hand is empty, and learns voids from the current trick and, when
 the arena provides it (``needs_public``), from the public void record of the
 hand: which seat failed to follow which suit, which every player at a real
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from bobshat_env.core.resample import bh_public_state, relative_voids, sample_hands
+from bobshat_env.core.resample import relative_voids, sample_hands
 from bobshat_env.core.tricks import trick_voids
 from bobshat_env.games import GAMES, load
 
@@ -201,4 +201,4 @@ def decision_seconds(agent: Any) -> float | None:
     return stats["seconds"] / stats["decisions"]
 
 
-__all__ = ["PIMCAgent", "PLAYOUTS", "decision_seconds", "relative_voids", "bh_public_state"]
+__all__ = ["PIMCAgent", "PLAYOUTS", "decision_seconds", "relative_voids"]

@@ -13,7 +13,6 @@ from agents.composite import CompositeAgent, parse_composite
 from agents.pimc import PIMCAgent
 from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
-from bobshat_env.core.observe import bh_observe
 from bobshat_env.games import make_game
 
 CFG4 = BobsHatConfig(players=4)
@@ -23,7 +22,7 @@ GAME4 = make_game("bobs_hat", config=CFG4)
 def _decide(spec: str, g: Game, game=GAME4, public: dict | None = None) -> str:
     """The action the agent of ``spec`` takes for the seat to act in scripted game ``g``."""
     agent = make_agent(spec, game, seed=3)
-    obs = bh_observe(game.config, g.state)
+    obs = bh.observe(game.config, g.state)
     mask = bh.legal_action_mask(game.config, g.state)
     seat = g.state.cur.astype(np.int64)
     if public is not None and getattr(agent, "needs_public", False):
@@ -129,7 +128,7 @@ def test_pimc_takes_the_trick_and_chooses_plus_ten_with_a_strong_hand():
 
 def test_pimc_values_are_per_legal_action_and_reproducible():
     g = _position("none", TAKE_HANDS, 10, ["red", "red", "red", "blue"], "blue10 blue11 blue2")
-    obs = bh_observe(CFG4, g.state)
+    obs = bh.observe(CFG4, g.state)
     mask = bh.legal_action_mask(CFG4, g.state)
     seat = g.state.cur.astype(np.int64)
     v1 = PIMCAgent(GAME4, seed=5, worlds=8).action_values(obs, mask, seat)
@@ -143,9 +142,8 @@ def test_pimc_values_are_per_legal_action_and_reproducible():
 def test_pimc_never_sees_the_hidden_hands():
     """Worlds differ from the true deal: the search only knows its own cards."""
     g = _position("none", TAKE_HANDS, 10, ["red", "red", "red", "blue"], "blue10 blue11 blue2")
-    from bobshat_env.core.resample import bh_public_state
 
-    pub, counts, unseen = bh_public_state(CFG4, bh_observe(CFG4, g.state), g.state.cur.astype(np.int64))
+    pub, counts, unseen = bh.public_state(CFG4, bh.observe(CFG4, g.state), g.state.cur.astype(np.int64))
     assert not pub.hands[0, :3].any() and counts[0].tolist() == [4, 4, 4, 5]
     assert unseen[0].sum() == 60 - 5 - 3
 
@@ -179,7 +177,7 @@ def test_composite_routes_bids_and_plays():
     gen = np.random.default_rng(0)
     seen = set()
     for _ in range(40):
-        obs, mask, seat = bh_observe(CFG4, state), bh.legal_action_mask(CFG4, state), state.cur.astype(np.int64)
+        obs, mask, seat = bh.observe(CFG4, state), bh.legal_action_mask(CFG4, state), state.cur.astype(np.int64)
         got = agent.act(obs, mask, seat)
         play = mask[:, :60].any(axis=1)
         ref = np.where(play, simple.act(obs, mask, seat), strong.act(obs, mask, seat))

@@ -13,7 +13,6 @@ from bobshat_env.config import OhHellConfig
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import resample
 from bobshat_env.core.cards import OH_HELL_DECK, oh_card_str, oh_parse_card
-from bobshat_env.core.observe import oh_observe
 from bobshat_env.games import make_game
 
 CFG = OhHellConfig(players=4)  # long deal style: the first hand deals 10 cards, seat 0 deals
@@ -44,7 +43,7 @@ def _act(state: oh.State, action: int) -> None:
 def _decide(spec: str, state: oh.State) -> int:
     agent = make_agent(spec, GAME, seed=0)
     mask = oh.legal_action_mask(CFG, state)
-    a = int(agent.act(oh_observe(CFG, state), mask, state.cur.astype(np.int64))[0])
+    a = int(agent.act(oh.observe(CFG, state), mask, state.cur.astype(np.int64))[0])
     assert mask[0, a]
     return a
 
@@ -126,7 +125,7 @@ def test_oh_hell_public_state_and_worlds_are_consistent():
             rows = np.nonzero(live)[0]
             st = state.take(rows)
             seat = st.cur.astype(np.int64)
-            pub, counts, unseen = resample.oh_public_state(game.config, oh_observe(game.config, st), seat)
+            pub, counts, unseen = oh.public_state(game.config, oh.observe(game.config, st), seat)
             for name in ("phase", "dealer", "cur", "trump_card", "bids", "trick", "leader", "taken", "played"):
                 assert np.array_equal(getattr(pub, name), getattr(st, name)), name
             assert np.array_equal(counts, st.hands.sum(axis=2))

@@ -355,18 +355,8 @@ def test_cycle_checker_catches_circles():
     assert not cycles(train__p="from train.p.m import f\n", train__p__m="import os\n")
 
 
-# Circles left to their owners' change, each named by its modules: only ever removed from. evaluate.py imports
-# variance.py lazily and variance.py imports evaluate's mean_ci lazily (issue 27's split of train/evaluate.py).
-# Each game's core module binds its observation and public-state functions (the GameRules contract),
-# and core/observe.py and core/resample.py read that game's phases, bid codes and State: one circle per
-# game, made visible when issue 27 removed the module __getattr__ that hid it. Left open: moving each
-# game's observation and public state into its own module breaks it (see the issue's closing note).
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset({"bobshat_env.core.bobs_hat", "bobshat_env.core.observe"}),
-    frozenset({"bobshat_env.core.bobs_hat", "bobshat_env.core.resample"}),
-    frozenset({"bobshat_env.core.oh_hell", "bobshat_env.core.observe"}),
-    frozenset({"bobshat_env.core.oh_hell", "bobshat_env.core.resample"}),
-}
+# Circles left to their owners' change, each named by its modules: only ever removed from.
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
 def test_no_import_cycles_among_our_modules():

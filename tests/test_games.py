@@ -9,7 +9,6 @@ import pytest
 
 from bobshat_env.config import BobsHatConfig, ConfigError, OhHellConfig
 from bobshat_env.core import game_module
-from bobshat_env.core.resample import bh_public_state, oh_public_state
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import GAMES, describe, describe_config, make_game
 from bobshat_env.text import bobs_hat, oh_hell
@@ -51,7 +50,7 @@ def test_game_answers_from_its_core_module_and_description(name, opts):
     assert np.array_equal(sym.obs_index, by_name.obs_index) and np.array_equal(sym.action_index, by_name.action_index)
     obs, seat = game.observe(state), state.cur.astype(np.int64)
     mine = game.public_state(obs, seat)
-    theirs = (bh_public_state if name == "bobs_hat" else oh_public_state)(game.config, obs, seat)
+    theirs = game_module(name).public_state(game.config, obs, seat)
     assert np.array_equal(mine[0].hands, theirs[0].hands) and np.array_equal(mine[2], theirs[2])
     text = (bobs_hat if name == "bobs_hat" else oh_hell).render(game, state, 1, show_hands=0)
     assert game.render(state, 1, show_hands=0) == text and text.startswith(game.title)

@@ -55,10 +55,10 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path):
 
 def test_readme_observation_tables_match_the_layouts():
     from bobshat_env.config import BobsHatConfig, OhHellConfig
-    from bobshat_env.core.observe import bh_layout, oh_layout
+    from bobshat_env.core import bobs_hat, oh_hell
 
     text = README.read_text(encoding="utf-8")
-    for layout in (bh_layout(BobsHatConfig(players=4)), oh_layout(OhHellConfig(players=4))):
+    for layout in (bobs_hat.layout(BobsHatConfig(players=4)), oh_hell.layout(OhHellConfig(players=4))):
         assert f"({layout.size} floats)" in text
         for row in layout.table().splitlines()[2:]:  # "| name | offset | shape |"
             assert row + " " in text, f"README.md is out of date: no row {row!r} (regenerate with layout.table())"

@@ -8,6 +8,7 @@ import pytest
 from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import observe, rng
+from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import BH_TRUMPS
 
 
@@ -26,12 +27,12 @@ def _random_positions(cfg, n_games=6, steps=(0, 1, 3, 7, 20, 45, 90)):
 def test_decode_matches_state(players):
     cfg = BobsHatConfig(players=players, no_bid=True, double_fewest=True)
     for state in _random_positions(cfg):
-        obs = observe.bh_observe(cfg, state, view="full")
-        assert obs.dtype == np.float32 and obs.shape == (state.batch_size, observe.bh_layout(cfg, "full").size)
+        obs = bh.observe(cfg, state, view="full")
+        assert obs.dtype == np.float32 and obs.shape == (state.batch_size, bh.layout(cfg, "full").size)
         for g in range(state.batch_size):
             me = int(state.cur[g])
             rel = lambda s, me=me: (s - me) % players  # noqa: E731
-            facts = observe.bh_decode(cfg, obs[g], view="full")
+            facts = bh.decode(cfg, obs[g], view="full")
             assert facts["hand"] == np.flatnonzero(state.hands[g, me]).tolist()
             assert facts["phase"] == bh.PHASE_NAMES[state.phase[g]]
             assert facts["trump"] == BH_TRUMPS[state.trump[g]]
@@ -56,9 +57,9 @@ def test_decode_matches_state(players):
 def test_public_view_hides_the_hand_and_private_view_hides_others():
     cfg = BobsHatConfig(players=4)
     state = next(_random_positions(cfg))
-    private = observe.bh_observe(cfg, state)
-    public = observe.bh_observe(cfg, state, view="public")
-    layout = observe.bh_layout(cfg)
+    private = bh.observe(cfg, state)
+    public = bh.observe(cfg, state, view="public")
+    layout = bh.layout(cfg)
     hand = layout.slices["hand"]
     assert private[:, hand].sum(axis=1).tolist() == [5] * state.batch_size
     assert public[:, hand].sum() == 0
@@ -70,13 +71,13 @@ def test_public_view_hides_the_hand_and_private_view_hides_others():
 def test_observation_of_another_seat_and_bad_input():
     cfg = BobsHatConfig(players=3)
     state = next(_random_positions(cfg, steps=(5,)))
-    obs = observe.bh_observe(cfg, state, seat=np.full(state.batch_size, 2))
+    obs = bh.observe(cfg, state, seat=np.full(state.batch_size, 2))
     for g in range(state.batch_size):
-        assert observe.bh_decode(cfg, obs[g])["hand"] == np.flatnonzero(state.hands[g, 2]).tolist()
+        assert bh.decode(cfg, obs[g])["hand"] == np.flatnonzero(state.hands[g, 2]).tolist()
     with pytest.raises(ValueError, match="unknown view"):
-        observe.bh_layout(cfg, "oracle")
+        bh.layout(cfg, "oracle")
     with pytest.raises(ValueError, match="shape"):
-        observe.bh_decode(cfg, obs[0][:-1])
+        bh.decode(cfg, obs[0][:-1])
 
 
 @pytest.mark.parametrize("view", observe.VIEWS)
@@ -85,8 +86,8 @@ def test_kernels_read_every_slice_offset_by_name_from_the_layout(view):
     from bobshat_env.config import OhHellConfig
 
     for cfg, layout_fn, offsets_fn, cls in (
-        (BobsHatConfig(players=5, secret_bidding=True), observe.bh_layout, observe.bh_offsets, observe.BhOffsets),
-        (OhHellConfig(players=6), observe.oh_layout, observe.oh_offsets, observe.OhOffsets),
+        (BobsHatConfig(players=5, secret_bidding=True), bh.layout, bh.obs_offsets, bh.ObsOffsets),
+        (OhHellConfig(players=6), oh.layout, oh.obs_offsets, oh.ObsOffsets),
     ):
         layout = layout_fn(cfg, view)
         o = cls(*offsets_fn(cfg, view))
@@ -96,13 +97,13 @@ def test_kernels_read_every_slice_offset_by_name_from_the_layout(view):
         assert o.players == cfg.players and o.n_hand_number == layout.shape_of("hand_number")[0]
         assert o.all_hands == (layout.slices["all_hands"].start if view == "full" else -1)
         assert (o.own_hand, o.full) == (int(view != "public"), int(view == "full"))
-    assert observe.BhOffsets(*observe.bh_offsets(BobsHatConfig(secret_bidding=True))).secret == 1
+    assert bh.ObsOffsets(*bh.obs_offsets(BobsHatConfig(secret_bidding=True))).secret == 1
 
 
 def test_offsets_name_a_field_the_layout_lacks():
-    layout = observe.bh_layout(BobsHatConfig())
-    with pytest.raises(ValueError, match="OhOffsets.trump_suit is neither a slice of this layout nor given"):
-        layout.offsets(observe.OhOffsets, players=4, n_cards=60, n_hand_number=16)
+    layout = bh.layout(BobsHatConfig())
+    with pytest.raises(ValueError, match="oh_hell.ObsOffsets.trump_suit is neither a slice of this layout nor given"):
+        layout.offsets(oh.ObsOffsets, players=4, n_cards=60, n_hand_number=16)
 
 
 def test_scripted_observation_exact_values():
@@ -130,9 +131,9 @@ def test_scripted_observation_exact_values():
     g.play("black20 black7 black1")  # seat 2 leads; seat 1 to play
     assert g.cur == 1
 
-    obs = observe.bh_observe(g.cfg, g.state)[0]  # seen from seat 1: relative seats 0-3 are seats 1, 2, 3, 0
+    obs = bh.observe(g.cfg, g.state)[0]  # seen from seat 1: relative seats 0-3 are seats 1, 2, 3, 0
     assert obs.dtype == np.float32 and obs.shape == (442,)
-    layout = observe.bh_layout(g.cfg)
+    layout = bh.layout(g.cfg)
     assert [(n, layout.slices[n].start) for n in layout.names] == [
         ("hand", 0), ("played", 60), ("bids", 120), ("no_bid_left", 144), ("taken", 148), ("scores", 160),
         ("hat_value", 164), ("phase", 166), ("trump", 169), ("hand_number", 173), ("dealer", 189),
@@ -168,7 +169,7 @@ def test_scripted_observation_exact_values():
     assert [np.flatnonzero(row).tolist() for row in trick] == [[], cards("black20"), cards("black7"), cards("black1")]
 
     # seen from seat 0 (relative seats 0-3: seats 0, 1, 2, 3), the same facts move
-    other = observe.bh_observe(g.cfg, g.state, seat=np.array([0]))[0]
+    other = bh.observe(g.cfg, g.state, seat=np.array([0]))[0]
     assert np.flatnonzero(other[0:60]).tolist() == sorted(cards("blue5 black2 black3"))
     np.testing.assert_allclose(other[160:164], np.array([10, -5, -5, -10]) / 100, rtol=1e-6)
     assert other[189:193].tolist() == onehot(4, 1) and other[193:198].tolist() == onehot(5, 2)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bobshat_env.config import OhHellConfig
-from bobshat_env.core import observe, rng
 from bobshat_env.core import oh_hell as oh
+from bobshat_env.core import rng
 from bobshat_env.core.cards import OH_SUIT_CHARS, oh_parse_card
 
 
@@ -48,15 +48,15 @@ def _facts_of_state(cfg, state, g, me):
 @pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
 def test_decode_matches_state(players):
     cfg = OhHellConfig(players=players, scoring="negative", first_dealer=-1)
-    layout = observe.oh_layout(cfg, "full")
+    layout = oh.layout(cfg, "full")
     buf = np.full((6, layout.size), 7.0, dtype=np.float32)  # a dirty reused buffer
     phases = set()
     for state in _random_positions(cfg):
-        obs = observe.oh_observe(cfg, state, view="full")
+        obs = oh.observe(cfg, state, view="full")
         assert obs.dtype == np.float32 and obs.shape == (state.batch_size, layout.size)
-        np.testing.assert_array_equal(observe.oh_observe(cfg, state, view="full", out=buf), obs)
+        np.testing.assert_array_equal(oh.observe(cfg, state, view="full", out=buf), obs)
         for g in range(state.batch_size):
-            facts = observe.oh_decode(cfg, obs[g], view="full")
+            facts = oh.decode(cfg, obs[g], view="full")
             assert facts == _facts_of_state(cfg, state, g, int(state.cur[g]))
             phases.add(facts["phase"])
     assert phases == {"bid", "play"}
@@ -80,10 +80,10 @@ def test_scripted_observation_exact_values():
     for c in ("AS", "4S", "2S", "5C", "KS"):  # trick 1 to seat 1, then seat 1 leads KS
         oh.step(cfg, state, np.array([oh_parse_card(c)]))
     assert int(state.cur[0]) == 2
-    layout = observe.oh_layout(cfg)
+    layout = oh.layout(cfg)
     assert layout.size == 52 + 52 + 4 * 12 + 4 + 4 + 2 + 4 + 52 + 19 + 10 + 4 + 4 + 4 * 52 == 463
-    assert observe.oh_layout(cfg, "full").size == 463 + 4 * 52
-    d = layout.decode(observe.oh_observe(cfg, state)[0])  # seat 2, the seat to act
+    assert oh.layout(cfg, "full").size == 463 + 4 * 52
+    d = layout.decode(oh.observe(cfg, state)[0])  # seat 2, the seat to act
     assert d["hand"].sum() == 9 and d["hand"][oh_parse_card("3S")] == 1 and d["hand"][oh_parse_card("4S")] == 0
     assert np.flatnonzero(d["played"]).tolist() == sorted(oh_parse_card(c) for c in ("AS", "4S", "2S", "5C"))
     # relative seats 0..3 are seats 2, 3, 0, 1: bids 0, 2, 4, 3 at index bid + 1
@@ -99,7 +99,7 @@ def test_scripted_observation_exact_values():
     assert d["leader"].tolist() == [0, 0, 0, 1]
     assert np.argwhere(d["trick"]).tolist() == [[3, oh_parse_card("KS")]]
     assert d["scores"].tolist() == [0, 0, 0, 0]
-    facts = observe.oh_decode(cfg, observe.oh_observe(cfg, state, seat=np.array([1]))[0])
+    facts = oh.decode(cfg, oh.observe(cfg, state, seat=np.array([1]))[0])
     assert facts["bids"] == [3, 0, 2, 4] and facts["taken"] == [1, 0, 0, 0] and facts["leader"] == 0
     assert facts["trick"] == [oh_parse_card("KS"), None, None, None]
     assert facts["trump"] == "H" and facts["phase"] == "play" and facts["hand_size"] == 10
@@ -108,16 +108,16 @@ def test_scripted_observation_exact_values():
 def test_public_view_hides_the_hand_and_full_view_shows_all():
     cfg = OhHellConfig(players=5)
     state = next(_random_positions(cfg))
-    private = observe.oh_observe(cfg, state)
-    public = observe.oh_observe(cfg, state, view="public")
-    full = observe.oh_observe(cfg, state, view="full")
-    layout = observe.oh_layout(cfg)
+    private = oh.observe(cfg, state)
+    public = oh.observe(cfg, state, view="public")
+    full = oh.observe(cfg, state, view="full")
+    layout = oh.layout(cfg)
     hand = layout.slices["hand"]
     assert private[:, hand].sum(axis=1).tolist() == [10] * state.batch_size
     assert public[:, hand].sum() == 0
     np.testing.assert_array_equal(np.delete(private, np.r_[hand], axis=1), np.delete(public, np.r_[hand], axis=1))
     np.testing.assert_array_equal(full[:, : layout.size], private)
-    all_hands = observe.oh_layout(cfg, "full").slices["all_hands"]
+    all_hands = oh.layout(cfg, "full").slices["all_hands"]
     assert full[:, all_hands].sum(axis=1).tolist() == [50] * state.batch_size
     assert "all_hands" not in layout.slices
 
@@ -125,7 +125,7 @@ def test_public_view_hides_the_hand_and_full_view_shows_all():
 def test_waiting_and_finished_games_have_no_phase_or_trump():
     cfg = OhHellConfig(players=3, deal_style="short_low")
     state = oh.init(cfg, np.array([5], dtype=np.uint64), auto_deal=False)
-    facts = observe.oh_decode(cfg, observe.oh_observe(cfg, state)[0])
+    facts = oh.decode(cfg, oh.observe(cfg, state)[0])
     assert facts["phase"] == "other" and facts["trump"] is None and facts["trump_card"] is None
     assert facts["hand"] == [] and facts["bids"] == [None, None, None] and facts["hand_size"] == 10
     assert facts["dealer"] == 2  # dealer 0 seen from seat 1, the first to bid
@@ -134,8 +134,8 @@ def test_waiting_and_finished_games_have_no_phase_or_trump():
 def test_bad_view_and_bad_vector():
     cfg = OhHellConfig(players=3)
     state = next(_random_positions(cfg))
-    obs = observe.oh_observe(cfg, state)
+    obs = oh.observe(cfg, state)
     with pytest.raises(ValueError, match="unknown view"):
-        observe.oh_layout(cfg, "oracle")
+        oh.layout(cfg, "oracle")
     with pytest.raises(ValueError, match="shape"):
-        observe.oh_decode(cfg, obs[0][:-1])
+        oh.decode(cfg, obs[0][:-1])

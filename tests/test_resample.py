@@ -14,7 +14,6 @@ from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import resample
 from bobshat_env.core.cards import BOBS_HAT_DECK, Deck, bh_parse_card
-from bobshat_env.core.observe import bh_observe
 from bobshat_env.games import make_game
 
 
@@ -55,8 +54,8 @@ def test_public_state_and_worlds_are_consistent(players):
         rows = np.nonzero(state.phase < bh.DEAL)[0]
         st = state.take(rows)
         seat = st.cur.astype(np.int64)
-        obs = bh_observe(cfg, st)
-        pub, counts, unseen = resample.bh_public_state(cfg, obs, seat)
+        obs = bh.observe(cfg, st)
+        pub, counts, unseen = bh.public_state(cfg, obs, seat)
         b = np.arange(rows.size)
         # the public state agrees with the true one on every public field, and hides the other hands
         for name in (
@@ -160,7 +159,7 @@ def test_contradiction_raises():
 def test_void_tracker_records_discards_and_resets():
     cfg = BobsHatConfig(players=3, hands=2)
     g = Game(cfg)
-    tracker = resample.VoidTracker(1, 3, BOBS_HAT_DECK)
+    tracker = resample.VoidTracker(1, 3, BOBS_HAT_DECK, bh.PLAY, bh.BID)
 
     def act(text: str) -> None:
         a = int(text) if text.isdigit() else bh_parse_card(text)
@@ -187,7 +186,7 @@ def test_void_tracker_records_discards_and_resets():
 def test_public_record_keeps_the_hands_actions_in_order_and_hides_secret_bids_until_all_have_bid(secret):
     cfg = BobsHatConfig(players=3, hands=2, secret_bidding=secret)
     g = Game(cfg)
-    tracker = resample.VoidTracker(1, 3, BOBS_HAT_DECK, secret_bids=secret)
+    tracker = resample.VoidTracker(1, 3, BOBS_HAT_DECK, bh.PLAY, bh.BID, secret_bids=secret)
     actions: list[int] = []
 
     def act(text: str) -> None:

@@ -31,17 +31,43 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from ..config import BobsHatConfig
 from . import rng
-from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str, bh_hand_size, bh_parse_card
+from .cards import (
+    BH_IS_HAT_CARD,
+    BH_N_CARDS,
+    BH_NO_TRUMP,
+    BH_TRUMPS,
+    BOBS_HAT_DECK,
+    bh_card_str,
+    bh_hand_size,
+    bh_parse_card,
+)
 from .compiled import batch_kernel, step_chunks
+from .observe import (
+    BAD_STATE,
+    VIEWS,
+    ObsLayout,
+    cached_params,
+    check_result,
+    encode_shared,
+    fits,
+    multiplier,
+    out_arg,
+    rel_seat,
+    seat_arg,
+    set_onehot,
+    shared_ok,
+)
+from .resample import seen_from
 from .tricks import (
     WHY_MADE,
     WHY_MISSED,
@@ -65,9 +91,6 @@ from .tricks import (
     step_inputs,
 )
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
-
-if TYPE_CHECKING:
-    from .observe import ObsLayout
 
 # Action layout
 N_CARDS = BH_N_CARDS
@@ -525,12 +548,165 @@ def role_holder(state: State) -> np.ndarray:
     return state.hat_holder
 
 
-# What a seat sees and what a search rebuilds from it: the encoders live in
-# core/observe.py and core/resample.py, which are built on this module (they
-# import it), so this module imports them last (see its end) and these call them.
+# --------------------------------------------------------------------------
+# What a seat sees (the observation: layout, encoder, decoder) and what a search rebuilds from it
+# (the public state). The shared, game-neutral parts are core/observe.py's and core/resample.py's.
+_HIDDEN_BID = N_BID_CODES  # stands for a bid made in secret, not yet revealed
+
+
+def _bid_feature_table() -> np.ndarray:
+    """Row ``code + 1`` is the 6 bid features of bid ``code`` (-1 = no bid yet)."""
+    table = np.zeros((N_BID_CODES + 2, 6), dtype=np.float32)
+    for code in range(N_BID_CODES):
+        table[code + 1, :3] = [(code >> i) & 1 for i in range(3)]
+        table[code + 1, 3:5] = [code // 8 >= 1, code // 8 >= 2]
+        table[code + 1, 5] = 1
+    table[_HIDDEN_BID + 1, 5] = 1  # has bid, content hidden
+    return table
+
+
+_BID_FEATURES = _bid_feature_table()
+_OBS_MAX_HANDS = 16
+_SCORE_SCALE = 100.0
+_U = np.uint64  # unsigned column indices: see core/observe.py's note on the kernels
+_TAKEN_SCALE = 20.0
+
+
+class ObsOffsets(NamedTuple):
+    """What the Bob's Hat encoder needs to know of a config and view: every slice's offset by name
+    (:meth:`ObsLayout.offsets`), sizes, the view's flags (0/1) and the game's constants."""
+
+    players: int
+    n_cards: int
+    n_hand_number: int
+    hand: int
+    played: int
+    bids: int
+    no_bid_left: int
+    taken: int
+    scores: int
+    hat_value: int
+    phase: int  # the first one-hot slice: the one-hot block runs from here to the end of ``trick``
+    trump: int
+    hand_number: int
+    dealer: int
+    hat_holder: int
+    leader: int
+    trick: int
+    all_hands: int  # -1 unless the full view
+    own_hand: int  # the observer's hand is shown (not the public view)
+    full: int
+    secret: int  # secret bidding
+    no_bid: int  # the no-bid option
+    bid_phase: int
+    n_codes: int  # bid codes
+    hidden_code: int  # stands for a secret bid not yet revealed
+
+
+@functools.lru_cache(maxsize=64)
 def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
-    """The named slices of the observation vector in ``view`` (:func:`.observe.bh_layout`)."""
-    return _observe.bh_layout(cfg, view)
+    """Observation layout for a Bob's Hat configuration and view."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    P = cfg.players
+    spec: list[tuple[str, tuple[int, ...]]] = [
+        # dense slices, written whole every step
+        ("hand", (BH_N_CARDS,)),  # my cards (zeros in the public view)
+        ("played", (BH_N_CARDS,)),  # cards in completed tricks this hand
+        ("bids", (P, 6)),  # most blue, red, black, fewest, double fewest, has bid
+        ("no_bid_left", (P,)),  # the seat may still use its no-bid (option)
+        ("taken", (P, 3)),  # cards taken per seat and suit, / 20
+        ("scores", (P,)),  # game totals, / 100
+        ("hat_value", (2,)),  # +10, -10 once the dealer chose
+        # one-hot slices, zeroed then set
+        ("phase", (3,)),  # hat choice, bidding, play
+        ("trump", (4,)),  # blue, red, black, none
+        ("hand_number", (_OBS_MAX_HANDS,)),  # hand k at index k - 1
+        ("dealer", (P,)),  # relative seat
+        ("hat_holder", (P + 1,)),  # centre, then relative seats
+        ("leader", (P,)),  # leader of the current trick
+        ("trick", (P, BH_N_CARDS)),  # card each relative seat put in the current trick
+    ]
+    if view == "full":
+        spec.append(("all_hands", (P, BH_N_CARDS)))
+    return ObsLayout.of(*spec)
+
+
+def _obs_params(cfg: BobsHatConfig, view: str) -> tuple[int, tuple[int, ...]]:
+    """(size, :class:`ObsOffsets` as a plain tuple) of a config and view."""
+    lay = layout(cfg, view)
+    offsets = lay.offsets(
+        ObsOffsets, players=cfg.players, n_cards=BH_N_CARDS, n_hand_number=lay.shape_of("hand_number")[0],
+        own_hand=view != "public", full=view == "full", secret=cfg.secret_bidding, no_bid=cfg.no_bid,
+        bid_phase=BID, n_codes=N_BID_CODES, hidden_code=_HIDDEN_BID,
+    )  # fmt: skip
+    return lay.size, offsets
+
+
+def obs_offsets(cfg: BobsHatConfig, view: str = "private") -> tuple[int, ...]:
+    """The :class:`ObsOffsets` of a config and view, as the plain tuple compiled readers take."""
+    return cached_params(_OBS_PARAMS, _obs_params, cfg, view)[1]
+
+
+_OBS_PARAMS: dict = {}
+_TAKEN_MUL = multiplier(_TAKEN_SCALE)
+_SCORE_MUL = multiplier(_SCORE_SCALE)
+
+
+@batch_kernel
+def _obs_kernel(
+    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
+    bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, offsets, taken_mul, score_mul,
+):  # fmt: skip
+    """Fill ``out`` (B, D) with Bob's Hat observations, one row per game, every cell written.
+
+    ``offsets`` is a :class:`ObsOffsets` as a plain tuple. Returns -1, or a
+    failure code for :func:`check_result`.
+    """
+    o = ObsOffsets(*offsets)
+    P, n_cards, n_hand_number, n_codes = o.players, o.n_cards, o.n_hand_number, o.n_codes
+    B = out.shape[0]
+    per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], n_bids.shape[0], phase.shape[0],
+                hat_value.shape[0], trump.shape[0], hat_holder.shape[0], seat.shape[0] if each else B)  # fmt: skip
+    if not (
+        fits(B, P, n_cards, hands, played, taken, scores, trick, bids, per_game)
+        and taken.shape[2] == 3
+        and no_bid_used.shape[0] == B
+        and no_bid_used.shape[1] == P
+    ):
+        return BAD_STATE
+    for g in range(B):  # check first, so that the encoding loop has no early exit
+        me = np.int64(seat[g if each else 0])
+        if me < 0 or me >= P:
+            return B + g
+        ok = shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick)
+        ok &= (0 <= trump[g]) & (trump[g] < 4) & (hat_holder[g] < P)
+        for s in range(P):
+            ok &= (-1 <= bids[g, s]) & (bids[g, s] < n_codes)
+        if not ok:
+            return g
+    for row in prange(B):  # rows are independent: split over threads for large batches
+        g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
+        me = np.int64(seat[g if each else 0])
+        encode_shared(out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick)
+        ph, holder = np.int64(phase[g]), np.int64(hat_holder[g])
+        # Secret bids stay hidden until everybody has bid; the observer sees its own.
+        hide = o.secret and ph == o.bid_phase and n_bids[g] < P
+        s = me
+        for r in range(P):
+            code = np.int64(bids[g, s])  # -1: no bid yet
+            if hide and r != 0 and code >= 0:
+                code = o.hidden_code
+            for k in range(6):
+                out[g, _U(o.bids + 6 * r + k)] = bid_features[code + 1, k]
+            out[g, _U(o.no_bid_left + r)] = 1.0 if o.no_bid and not no_bid_used[g, s] else 0.0
+            s = s + 1 if s + 1 < P else 0
+        out[g, _U(o.hat_value)] = 1.0 if hat_value[g] == 10 else 0.0
+        out[g, _U(o.hat_value + 1)] = 1.0 if hat_value[g] == -10 else 0.0
+        set_onehot(out, g, o.phase, 3, ph)  # hat, bid, play; all zero waiting for a deal or done
+        set_onehot(out, g, o.trump, 4, np.int64(trump[g]))
+        set_onehot(out, g, o.hat_holder, P + 1, 0 if holder < 0 else rel_seat(holder, me, P) + 1)  # 0: the centre
+    return -1
 
 
 def observe(
@@ -540,18 +716,149 @@ def observe(
     view: str = "private",
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.bh_observe`)."""
-    return _observe.bh_observe(cfg, state, seat=seat, view=view, out=out)
+    """(B, D) float32 observations of ``seat`` (default: the seat to act).
+
+    ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
+    a scalar). Secret bidding hides the other seats' bids until everybody
+    has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
+    fill (every cell is overwritten) and is returned.
+    """
+    size, offsets = cached_params(_OBS_PARAMS, _obs_params, cfg, view)
+    B = state.phase.shape[0]
+    me, each = seat_arg(state, seat, B)
+    buf = out_arg(out, B, size)
+    s = state
+    bad = _obs_kernel.on(B)(
+        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
+        s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
+        _BID_FEATURES, offsets, _TAKEN_MUL, _SCORE_MUL,
+    )  # fmt: skip
+    check_result(bad, B, cfg.players, me, each)
+    if out is None or buf is out:
+        return buf
+    out[...] = buf
+    return out
 
 
 def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts of one observation vector (:func:`.observe.bh_decode`)."""
-    return _observe.bh_decode(cfg, vec, view=view)
+    """The facts in one Bob's Hat observation vector, in plain Python values.
+
+    Seats are relative to the observer. A bid is a list of bid-card names
+    (docs/records.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
+    """
+    d = layout(cfg, view).decode(vec)
+    P = cfg.players
+    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
+    bids: list = []
+    for r in range(P):
+        row = d["bids"][r]
+        if not row[5]:
+            bids.append(None)
+        elif not row[:5].any() and r != 0 and cfg.secret_bidding:
+            bids.append("hidden")
+        else:
+            code = int(row[0]) + 2 * int(row[1]) + 4 * int(row[2]) + 8 * (int(row[3]) + int(row[4]))
+            bids.append(bid_cards(code))
+    holder = onehot(d["hat_holder"])
+    hat = 10 if d["hat_value"][0] else (-10 if d["hat_value"][1] else None)
+    phase = onehot(d["phase"])
+    facts = {
+        "hand": np.nonzero(d["hand"])[0].tolist(),
+        "phase": PHASE_NAMES[phase] if phase is not None else "other",
+        "trump": BH_TRUMPS[onehot(d["trump"])],
+        "hand_number": onehot(d["hand_number"]) + 1,
+        "dealer": onehot(d["dealer"]),
+        "hat": hat,
+        "hat_holder": None if holder in (None, 0) else holder - 1,
+        "bids": bids,
+        "no_bid_left": d["no_bid_left"].astype(bool).tolist(),
+        "leader": onehot(d["leader"]),
+        "trick": [onehot(d["trick"][r]) for r in range(P)],
+        "played": np.nonzero(d["played"])[0].tolist(),
+        "taken": np.rint(d["taken"] * _TAKEN_SCALE).astype(int).tolist(),
+        "scores": np.rint(d["scores"] * _SCORE_SCALE).astype(int).tolist(),
+    }
+    if view == "full":
+        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
+    return facts
 
 
 def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
-    """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.bh_public_state`)."""
-    return _resample.bh_public_state(cfg, obs, seat)
+    """Rebuild what seat ``seat`` knows from its private observations.
+
+    Returns ``(state, counts, unseen)``: a :class:`State` whose
+    ``hands`` hold only the observer's cards (every other hand is empty:
+    hidden), ``counts`` (B, P) the number of cards each absolute seat holds,
+    and ``unseen`` (B, 60) the cards the observer has not seen. The state's
+    ``key`` is zero: the real key would reveal the deal, and a search only
+    plays to the end of the hand.
+    """
+    P = cfg.players
+    obs = np.asarray(obs, dtype=np.float32)
+    B = obs.shape[0]
+    b = np.arange(B)
+    o = layout(cfg).views(obs)
+    me = np.asarray(seat, dtype=np.int64).reshape(B)
+    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # relative r -> absolute seat
+    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
+    hand = o["hand"] > 0.5
+    played = o["played"] > 0.5
+    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)  # (B, P) relative
+    trick = np.full((B, P), -1, dtype=np.int8)
+    trick[b[:, None], absolute] = trick_rel
+    n_in_trick = (trick >= 0).sum(axis=1)
+    leader = (onehot(o["leader"]) + me) % P
+    lead_card = trick[b, leader].astype(np.int64)
+    led_suit = np.where(lead_card >= 0, BOBS_HAT_DECK.suit_of[np.maximum(lead_card, 0)], -1)
+    hand_no = onehot(o["hand_number"])
+    size = bh_hand_size(hand_no)
+    tricks_done = played.sum(axis=1) // P
+    phase_oh = o["phase"]
+    phase = np.where(phase_oh.any(axis=1), onehot(phase_oh), DONE)
+    rb = o["bids"]  # (B, P, 6) relative
+    code = rb[..., 0] + 2 * rb[..., 1] + 4 * rb[..., 2] + 8 * (rb[..., 3] + rb[..., 4])
+    code = np.where(rb[..., 5] > 0.5, np.rint(code), -1).astype(np.int8)
+    bids = np.full((B, P), -1, dtype=np.int8)
+    bids[b[:, None], absolute] = code
+    taken = np.zeros((B, P, 3), dtype=np.int8)
+    taken[b[:, None], absolute] = np.rint(o["taken"] * 20).astype(np.int8)
+    scores = np.zeros((B, P), dtype=np.int32)
+    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
+    holder_rel = onehot(o["hat_holder"])
+    hat_holder = np.where(holder_rel == 0, -1, (holder_rel - 1 + me) % P).astype(np.int8)
+    hat_value = np.where(o["hat_value"][:, 0] > 0.5, 10, np.where(o["hat_value"][:, 1] > 0.5, -10, 0)).astype(np.int8)
+    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
+    no_bid_used = np.zeros((B, P), dtype=bool)
+    if cfg.no_bid:
+        no_bid_used[b[:, None], absolute] = o["no_bid_left"] < 0.5
+    hands, counts, unseen = seen_from(hand, played, trick, size, tricks_done, me, P)
+    n_bids = (bids >= 0).sum(axis=1)
+    state = State(
+        key=np.zeros(B, dtype=np.uint64),
+        phase=phase.astype(np.int8),
+        hand_no=hand_no.astype(np.int8),
+        attempt=np.zeros(B, dtype=np.int16),
+        dealer=dealer,
+        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
+        cur=me.astype(np.int8),
+        trump=onehot(o["trump"]).astype(np.int8),
+        hands=hands,
+        hat_value=hat_value,
+        hat_holder=hat_holder,
+        bids=bids,
+        n_bids=n_bids.astype(np.int8),
+        no_bid_used=no_bid_used,
+        trick=trick,
+        leader=leader.astype(np.int8),
+        n_in_trick=n_in_trick.astype(np.int8),
+        led_suit=led_suit.astype(np.int8),
+        tricks_done=tricks_done.astype(np.int8),
+        taken=taken,
+        played=played,
+        scores=scores,
+        last_scores=np.zeros((B, P), dtype=np.int16),
+    )
+    return state, counts.astype(np.int64), unseen
 
 
 # Suit symmetry (core/symmetry.py): the observation slices indexed by card and
@@ -581,8 +888,3 @@ def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))
-
-
-# Last: the observation and search modules read this module's names when they are imported.
-from . import observe as _observe  # noqa: E402
-from . import resample as _resample  # noqa: E402

@@ -100,7 +100,8 @@ class GameRules(Protocol):
     def relabel_actions(self, cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
         """(N_ACTIONS,) action ids under a suit relabelling (card permutation ``cards``, suit map ``suits``)."""
 
-    # -- what a seat sees (core/observe.py) and what a search rebuilds from it (core/resample.py)
+    # -- what a seat sees and what a search rebuilds from it: the game's own (pgx style), on the shared,
+    #    game-neutral parts of core/observe.py and core/resample.py, which import no game
     def layout(self, cfg: Any, view: str = "private") -> Any:
         """The named slices (an ``ObsLayout``) of the observation vector in ``view``."""
 

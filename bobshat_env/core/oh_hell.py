@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -48,6 +48,21 @@ from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
 from .compiled import batch_kernel, step_chunks
+from .observe import (
+    BAD_STATE,
+    VIEWS,
+    ObsLayout,
+    cached_params,
+    check_result,
+    encode_shared,
+    fits,
+    multiplier,
+    out_arg,
+    seat_arg,
+    set_onehot,
+    shared_ok,
+)
+from .resample import seen_from
 from .tricks import (
     WHY_MADE,
     WHY_MISSED,
@@ -68,9 +83,6 @@ from .tricks import (
     step_inputs,
 )
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
-
-if TYPE_CHECKING:
-    from .observe import ObsLayout
 
 # Action layout
 N_CARDS = OH_N_CARDS
@@ -472,12 +484,139 @@ def role_holder(state: State) -> np.ndarray:
     return np.full(state.batch_size, -1, dtype=np.int8)
 
 
-# What a seat sees and what a search rebuilds from it: the encoders live in
-# core/observe.py and core/resample.py, which are built on this module (they
-# import it), so this module imports them last (see its end) and these call them.
+# --------------------------------------------------------------------------
+# What a seat sees (the observation: layout, encoder, decoder) and what a search rebuilds from it
+# (the public state). The shared, game-neutral parts are core/observe.py's and core/resample.py's.
+_SUIT_OF64 = np.ascontiguousarray(OH_HELL_DECK.suit_of, dtype=np.int64)
+_OBS_MAX_HANDS = 19  # the long deal styles with 10 cards: 10, 9, ..., 1, ..., 10
+_SCORE_SCALE = 100.0
+_U = np.uint64  # unsigned column indices: see core/observe.py's note on the kernels
+_TAKEN_SCALE = 10.0
+
+
+class ObsOffsets(NamedTuple):
+    """What the Oh Hell encoder needs to know of a config and view (as :class:`.bobs_hat.ObsOffsets`)."""
+
+    players: int
+    n_cards: int
+    n_hand_number: int
+    hand: int
+    played: int
+    bids: int
+    taken: int
+    scores: int
+    phase: int  # the first one-hot slice: the one-hot block runs from here to the end of ``trick``
+    trump_suit: int
+    trump_card: int
+    hand_number: int
+    hand_size: int
+    dealer: int
+    leader: int
+    trick: int
+    all_hands: int  # -1 unless the full view
+    own_hand: int
+    full: int
+    bid_phase: int
+    play_phase: int
+    max_bid: int
+
+
+@functools.lru_cache(maxsize=64)
 def layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
-    """The named slices of the observation vector in ``view`` (:func:`.observe.oh_layout`)."""
-    return _observe.oh_layout(cfg, view)
+    """Observation layout for an Oh Hell configuration and view."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    P = cfg.players
+    spec: list[tuple[str, tuple[int, ...]]] = [
+        # dense slices, written whole every step
+        ("hand", (OH_N_CARDS,)),  # my cards (zeros in the public view)
+        ("played", (OH_N_CARDS,)),  # cards in completed tricks this hand
+        ("bids", (P, MAX_BID + 2)),  # one-hot per relative seat: no bid yet, then bids 0-10
+        ("taken", (P,)),  # tricks taken this hand per seat, / 10
+        ("scores", (P,)),  # game totals, / 100
+        # one-hot slices, zeroed then set
+        ("phase", (2,)),  # bidding, play
+        ("trump_suit", (4,)),  # C, D, S, H
+        ("trump_card", (OH_N_CARDS,)),  # the card turned after the deal
+        ("hand_number", (_OBS_MAX_HANDS,)),  # hand k at index k - 1
+        ("hand_size", (MAX_BID,)),  # cards dealt to each seat, n at index n - 1
+        ("dealer", (P,)),  # relative seat
+        ("leader", (P,)),  # leader of the current trick
+        ("trick", (P, OH_N_CARDS)),  # card each relative seat put in the current trick
+    ]
+    if view == "full":
+        spec.append(("all_hands", (P, OH_N_CARDS)))
+    return ObsLayout.of(*spec)
+
+
+def _obs_params(cfg: OhHellConfig, view: str) -> tuple[int, tuple[int, ...]]:
+    """(size, :class:`ObsOffsets` as a plain tuple) of a config and view."""
+    lay = layout(cfg, view)
+    offsets = lay.offsets(
+        ObsOffsets, players=cfg.players, n_cards=OH_N_CARDS, n_hand_number=lay.shape_of("hand_number")[0],
+        own_hand=view != "public", full=view == "full", bid_phase=BID, play_phase=PLAY, max_bid=MAX_BID,
+    )  # fmt: skip
+    return lay.size, offsets
+
+
+def obs_offsets(cfg: OhHellConfig, view: str = "private") -> tuple[int, ...]:
+    """The :class:`ObsOffsets` of a config and view, as the plain tuple compiled readers take."""
+    return cached_params(_OBS_PARAMS, _obs_params, cfg, view)[1]
+
+
+_OBS_PARAMS: dict = {}
+_TAKEN_MUL = multiplier(_TAKEN_SCALE)
+_SCORE_MUL = multiplier(_SCORE_SCALE)
+
+
+@batch_kernel
+def _obs_kernel(
+    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
+    bids, phase, trump_card, hand_size, suit_of, offsets, taken_mul, score_mul,
+):  # fmt: skip
+    """Fill ``out`` (B, D) with Oh Hell observations, one row per game, every cell written.
+
+    ``offsets`` is an :class:`ObsOffsets` as a plain tuple. Returns -1, or a
+    failure code for :func:`check_result`.
+    """
+    o = ObsOffsets(*offsets)
+    P, n_cards, n_hand_number, max_bid = o.players, o.n_cards, o.n_hand_number, o.max_bid
+    B = out.shape[0]
+    per_game = (hand_no.shape[0], dealer.shape[0], leader.shape[0], phase.shape[0], trump_card.shape[0],
+                hand_size.shape[0], seat.shape[0] if each else B)  # fmt: skip
+    taken3 = taken[:, :, np.newaxis]  # one count per seat, as the shared helper's (B, P, K)
+    if not fits(B, P, n_cards, hands, played, taken3, scores, trick, bids, per_game):
+        return BAD_STATE
+    for g in range(B):  # check first, so that the encoding loop has no early exit
+        me = np.int64(seat[g if each else 0])
+        if me < 0 or me >= P:
+            return B + g
+        ok = shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick)
+        ok &= (trump_card[g] < n_cards) & (1 <= hand_size[g]) & (hand_size[g] <= max_bid)
+        for s in range(P):
+            ok &= (-1 <= bids[g, s]) & (bids[g, s] <= max_bid)
+        if not ok:
+            return g
+    for row in prange(B):  # rows are independent: split over threads for large batches
+        g = np.int64(row)  # a parallel loop counts in unsigned ints; int64 keeps index arithmetic signed
+        me = np.int64(seat[g if each else 0])
+        encode_shared(
+            out, g, me, o, hands, played, taken3, taken_mul, scores, score_mul, hand_no, dealer, leader, trick
+        )
+        n_cols = max_bid + 2
+        for i in range(o.bids, o.bids + P * n_cols):
+            out[g, _U(i)] = 0.0
+        s = me
+        for r in range(P):  # bids are open: one-hot of bid + 1, column 0 = no bid yet
+            set_onehot(out, g, o.bids + r * n_cols, n_cols, np.int64(bids[g, s]) + 1)
+            s = s + 1 if s + 1 < P else 0
+        ph, card = np.int64(phase[g]), np.int64(trump_card[g])
+        set_onehot(out, g, o.phase, 2, ph - o.bid_phase if ph == o.bid_phase or ph == o.play_phase else -1)
+        if card >= 0:  # no trump before the deal
+            set_onehot(out, g, o.trump_suit, 4, suit_of[card])
+            set_onehot(out, g, o.trump_card, n_cards, card)
+        set_onehot(out, g, o.hand_size, max_bid, np.int64(hand_size[g]) - 1)
+    return -1
 
 
 def observe(
@@ -487,18 +626,119 @@ def observe(
     view: str = "private",
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.oh_observe`)."""
-    return _observe.oh_observe(cfg, state, seat=seat, view=view, out=out)
+    """(B, D) float32 Oh Hell observations of ``seat`` (default: the seat to act).
+
+    Everything but the hands is public in Oh Hell (bids are open), so the
+    public view only drops the observer's hand; the full view adds every
+    seat's hand. ``seat`` and ``out`` are as in :func:`.bobs_hat.observe`.
+    """
+    size, offsets = cached_params(_OBS_PARAMS, _obs_params, cfg, view)
+    B = state.phase.shape[0]
+    me, each = seat_arg(state, seat, B)
+    buf = out_arg(out, B, size)
+    s = state
+    bad = _obs_kernel.on(B)(
+        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
+        s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64, offsets, _TAKEN_MUL, _SCORE_MUL,
+    )  # fmt: skip
+    check_result(bad, B, cfg.players, me, each)
+    if out is None or buf is out:
+        return buf
+    out[...] = buf
+    return out
 
 
 def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts of one observation vector (:func:`.observe.oh_decode`)."""
-    return _observe.oh_decode(cfg, vec, view=view)
+    """The facts in one Oh Hell observation vector, in plain Python values.
+
+    Seats are relative to the observer; cards are card ids. A bid is the
+    number of tricks bid, ``None`` before the seat has bid.
+    """
+    d = layout(cfg, view).decode(vec)
+    P = cfg.players
+    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
+    phase = onehot(d["phase"])
+    suit = onehot(d["trump_suit"])
+    bids = [onehot(d["bids"][r]) for r in range(P)]
+    facts = {
+        "hand": np.nonzero(d["hand"])[0].tolist(),
+        "phase": PHASE_NAMES[phase + BID] if phase is not None else "other",
+        "trump": OH_SUIT_CHARS[suit] if suit is not None else None,
+        "trump_card": onehot(d["trump_card"]),
+        "hand_number": onehot(d["hand_number"]) + 1,
+        "hand_size": onehot(d["hand_size"]) + 1,
+        "dealer": onehot(d["dealer"]),
+        "bids": [None if v in (None, 0) else v - 1 for v in bids],
+        "leader": onehot(d["leader"]),
+        "trick": [onehot(d["trick"][r]) for r in range(P)],
+        "played": np.nonzero(d["played"])[0].tolist(),
+        "taken": np.rint(d["taken"] * _TAKEN_SCALE).astype(int).tolist(),
+        "scores": np.rint(d["scores"] * _SCORE_SCALE).astype(int).tolist(),
+    }
+    if view == "full":
+        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
+    return facts
 
 
 def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
-    """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.oh_public_state`)."""
-    return _resample.oh_public_state(cfg, obs, seat)
+    """Oh Hell's :func:`.bobs_hat.public_state`: ``(state, counts, unseen)`` from private observations.
+
+    The turned trump card is face up, so it is not among the unseen cards.
+    """
+    P = cfg.players
+    obs = np.asarray(obs, dtype=np.float32)
+    B = obs.shape[0]
+    b = np.arange(B)
+    o = layout(cfg).views(obs)
+    me = np.asarray(seat, dtype=np.int64).reshape(B)
+    absolute = (me[:, None] + np.arange(P)[None, :]) % P
+    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
+    hand = o["hand"] > 0.5
+    played = o["played"] > 0.5
+    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)
+    trick = np.full((B, P), -1, dtype=np.int8)
+    trick[b[:, None], absolute] = trick_rel
+    leader = (onehot(o["leader"]) + me) % P
+    lead_card = trick[b, leader].astype(np.int64)
+    led_suit = np.where(lead_card >= 0, OH_HELL_DECK.suit_of[np.maximum(lead_card, 0)], -1)
+    hand_no = onehot(o["hand_number"])
+    size = onehot(o["hand_size"]) + 1
+    tricks_done = played.sum(axis=1) // P
+    ph = o["phase"]
+    phase = np.where(ph.any(axis=1), onehot(ph) + BID, DONE)
+    bids = np.full((B, P), -1, dtype=np.int8)
+    bids[b[:, None], absolute] = np.argmax(o["bids"], axis=2) - 1
+    taken = np.zeros((B, P), dtype=np.int8)
+    taken[b[:, None], absolute] = np.rint(o["taken"] * 10).astype(np.int8)
+    scores = np.zeros((B, P), dtype=np.int32)
+    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
+    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
+    trump_card = onehot(o["trump_card"]).astype(np.int8)
+    hands, counts, unseen = seen_from(hand, played, trick, size, tricks_done, me, P)
+    unseen[b, trump_card.astype(np.int64)] = False
+    state = State(
+        key=np.zeros(B, dtype=np.uint64),
+        phase=phase.astype(np.int8),
+        hand_no=hand_no.astype(np.int8),
+        dealer=dealer,
+        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
+        cur=me.astype(np.int8),
+        hands=hands,
+        bids=bids,
+        n_bids=(bids >= 0).sum(axis=1).astype(np.int8),
+        trick=trick,
+        leader=leader.astype(np.int8),
+        n_in_trick=(trick >= 0).sum(axis=1).astype(np.int8),
+        led_suit=led_suit.astype(np.int8),
+        tricks_done=tricks_done.astype(np.int8),
+        played=played,
+        scores=scores,
+        last_scores=np.zeros((B, P), dtype=np.int16),
+        hand_size=size.astype(np.int8),
+        trump_card=trump_card,
+        taken=taken,
+    )
+    return state, counts.astype(np.int64), unseen
 
 
 # Suit symmetry (core/symmetry.py): see bobs_hat.py. The turned trump card is a card slice.
@@ -522,8 +762,3 @@ def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.n
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))
-
-
-# Last: the observation and search modules read this module's names when they are imported.
-from . import observe as _observe  # noqa: E402
-from . import resample as _resample  # noqa: E402

@@ -27,10 +27,12 @@ the current trick and the set of played cards, so an arena keeps one tracker
 per batch of games and hands it to agents that declare ``needs_public``.
 The tracker never holds a card that is not face up.
 
-:func:`bh_public_state` rebuilds, from one seat's private observation, a
-Bob's Hat state in which every other seat's hand is empty (the hidden part),
-together with the number of cards each seat still holds; the search fills in
-the hidden hands with :func:`sample_hands`.
+Each game's ``public_state`` (in its own module, ``bobs_hat.public_state``,
+``oh_hell.public_state``: the contract of core/contract.py) rebuilds, from one
+seat's private observation, a state in which every other seat's hand is empty
+(the hidden part), together with the number of cards each seat still holds
+(:func:`seen_from`, shared); the search fills in the hidden hands with
+:func:`sample_hands`. This module imports no game: the games import it.
 """
 
 from __future__ import annotations
@@ -41,11 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..config import BobsHatConfig
-from . import bobs_hat as bh
-from . import observe as _observe
-from . import oh_hell as oh
-from .cards import BOBS_HAT_DECK, OH_HELL_DECK, Deck, bh_hand_size
+from .cards import Deck
 from .tricks import trick_voids
 
 
@@ -64,7 +62,9 @@ class VoidTracker:
     Call :meth:`before_step` with the state and the actions about to be
     applied (it reads only the face-up facts: phase, seat to act, suit led,
     the action) and :meth:`after_step` with the step's result, which clears
-    the games where a new hand starts.
+    the games where a new hand starts. ``play_phase`` and ``bid_phase`` are
+    the game's phase values (its module's ``PLAY`` and ``BID``; :func:`void_tracker`
+    reads them from a game's description).
     """
 
     def __init__(
@@ -72,8 +72,8 @@ class VoidTracker:
         batch: int,
         players: int,
         deck: Deck,
-        play_phase: int = bh.PLAY,
-        bid_phase: int = bh.BID,
+        play_phase: int,
+        bid_phase: int,
         secret_bids: bool = False,
         max_actions: int | None = None,
     ):
@@ -310,8 +310,8 @@ def consistent(
 
 
 # --------------------------------------------------------------------------
-# Bob's Hat: a public state from one seat's observation
-def _seen_from(
+# What one seat has seen, for the games' public states (``public_state`` in each game's module)
+def seen_from(
     hand: np.ndarray,
     played: np.ndarray,
     trick: np.ndarray,
@@ -339,84 +339,6 @@ def _seen_from(
     return hands, counts, ~hand & ~played & ~in_trick
 
 
-def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[bh.State, np.ndarray, np.ndarray]:
-    """Rebuild what seat ``seat`` knows from its private observations.
-
-    Returns ``(state, counts, unseen)``: a :class:`bobs_hat.State` whose
-    ``hands`` hold only the observer's cards (every other hand is empty:
-    hidden), ``counts`` (B, P) the number of cards each absolute seat holds,
-    and ``unseen`` (B, 60) the cards the observer has not seen. The state's
-    ``key`` is zero: the real key would reveal the deal, and a search only
-    plays to the end of the hand.
-    """
-    P = cfg.players
-    obs = np.asarray(obs, dtype=np.float32)
-    B = obs.shape[0]
-    b = np.arange(B)
-    o = _observe.bh_layout(cfg).views(obs)
-    me = np.asarray(seat, dtype=np.int64).reshape(B)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # relative r -> absolute seat
-    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
-    hand = o["hand"] > 0.5
-    played = o["played"] > 0.5
-    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)  # (B, P) relative
-    trick = np.full((B, P), -1, dtype=np.int8)
-    trick[b[:, None], absolute] = trick_rel
-    n_in_trick = (trick >= 0).sum(axis=1)
-    leader = (onehot(o["leader"]) + me) % P
-    lead_card = trick[b, leader].astype(np.int64)
-    led_suit = np.where(lead_card >= 0, BOBS_HAT_DECK.suit_of[np.maximum(lead_card, 0)], -1)
-    hand_no = onehot(o["hand_number"])
-    size = bh_hand_size(hand_no)
-    tricks_done = played.sum(axis=1) // P
-    phase_oh = o["phase"]
-    phase = np.where(phase_oh.any(axis=1), onehot(phase_oh), bh.DONE)
-    rb = o["bids"]  # (B, P, 6) relative
-    code = rb[..., 0] + 2 * rb[..., 1] + 4 * rb[..., 2] + 8 * (rb[..., 3] + rb[..., 4])
-    code = np.where(rb[..., 5] > 0.5, np.rint(code), -1).astype(np.int8)
-    bids = np.full((B, P), -1, dtype=np.int8)
-    bids[b[:, None], absolute] = code
-    taken = np.zeros((B, P, 3), dtype=np.int8)
-    taken[b[:, None], absolute] = np.rint(o["taken"] * 20).astype(np.int8)
-    scores = np.zeros((B, P), dtype=np.int32)
-    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
-    holder_rel = onehot(o["hat_holder"])
-    hat_holder = np.where(holder_rel == 0, -1, (holder_rel - 1 + me) % P).astype(np.int8)
-    hat_value = np.where(o["hat_value"][:, 0] > 0.5, 10, np.where(o["hat_value"][:, 1] > 0.5, -10, 0)).astype(np.int8)
-    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
-    no_bid_used = np.zeros((B, P), dtype=bool)
-    if cfg.no_bid:
-        no_bid_used[b[:, None], absolute] = o["no_bid_left"] < 0.5
-    hands, counts, unseen = _seen_from(hand, played, trick, size, tricks_done, me, P)
-    n_bids = (bids >= 0).sum(axis=1)
-    state = bh.State(
-        key=np.zeros(B, dtype=np.uint64),
-        phase=phase.astype(np.int8),
-        hand_no=hand_no.astype(np.int8),
-        attempt=np.zeros(B, dtype=np.int16),
-        dealer=dealer,
-        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
-        cur=me.astype(np.int8),
-        trump=onehot(o["trump"]).astype(np.int8),
-        hands=hands,
-        hat_value=hat_value,
-        hat_holder=hat_holder,
-        bids=bids,
-        n_bids=n_bids.astype(np.int8),
-        no_bid_used=no_bid_used,
-        trick=trick,
-        leader=leader.astype(np.int8),
-        n_in_trick=n_in_trick.astype(np.int8),
-        led_suit=led_suit.astype(np.int8),
-        tricks_done=tricks_done.astype(np.int8),
-        taken=taken,
-        played=played,
-        scores=scores,
-        last_scores=np.zeros((B, P), dtype=np.int16),
-    )
-    return state, counts.astype(np.int64), unseen
-
-
 def void_tracker(game: Any, batch: int) -> VoidTracker:
     """A :class:`VoidTracker` for a batch of games of ``game`` (a :class:`bobshat_env.games.Game`)."""
     module = game.module
@@ -428,66 +350,3 @@ def void_tracker(game: Any, batch: int) -> VoidTracker:
         bid_phase=module.BID,
         secret_bids=game.secret_bids,
     )
-
-
-# --------------------------------------------------------------------------
-# Oh Hell: a public state from one seat's observation
-def oh_public_state(cfg: Any, obs: np.ndarray, seat: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
-    """Oh Hell's :func:`bh_public_state`: ``(state, counts, unseen)`` from private observations.
-
-    The turned trump card is face up, so it is not among the unseen cards.
-    """
-    P = cfg.players
-    obs = np.asarray(obs, dtype=np.float32)
-    B = obs.shape[0]
-    b = np.arange(B)
-    o = _observe.oh_layout(cfg).views(obs)
-    me = np.asarray(seat, dtype=np.int64).reshape(B)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P
-    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
-    hand = o["hand"] > 0.5
-    played = o["played"] > 0.5
-    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)
-    trick = np.full((B, P), -1, dtype=np.int8)
-    trick[b[:, None], absolute] = trick_rel
-    leader = (onehot(o["leader"]) + me) % P
-    lead_card = trick[b, leader].astype(np.int64)
-    led_suit = np.where(lead_card >= 0, OH_HELL_DECK.suit_of[np.maximum(lead_card, 0)], -1)
-    hand_no = onehot(o["hand_number"])
-    size = onehot(o["hand_size"]) + 1
-    tricks_done = played.sum(axis=1) // P
-    ph = o["phase"]
-    phase = np.where(ph.any(axis=1), onehot(ph) + oh.BID, oh.DONE)
-    bids = np.full((B, P), -1, dtype=np.int8)
-    bids[b[:, None], absolute] = np.argmax(o["bids"], axis=2) - 1
-    taken = np.zeros((B, P), dtype=np.int8)
-    taken[b[:, None], absolute] = np.rint(o["taken"] * 10).astype(np.int8)
-    scores = np.zeros((B, P), dtype=np.int32)
-    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
-    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
-    trump_card = onehot(o["trump_card"]).astype(np.int8)
-    hands, counts, unseen = _seen_from(hand, played, trick, size, tricks_done, me, P)
-    unseen[b, trump_card.astype(np.int64)] = False
-    state = oh.State(
-        key=np.zeros(B, dtype=np.uint64),
-        phase=phase.astype(np.int8),
-        hand_no=hand_no.astype(np.int8),
-        dealer=dealer,
-        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
-        cur=me.astype(np.int8),
-        hands=hands,
-        bids=bids,
-        n_bids=(bids >= 0).sum(axis=1).astype(np.int8),
-        trick=trick,
-        leader=leader.astype(np.int8),
-        n_in_trick=(trick >= 0).sum(axis=1).astype(np.int8),
-        led_suit=led_suit.astype(np.int8),
-        tricks_done=tricks_done.astype(np.int8),
-        played=played,
-        scores=scores,
-        last_scores=np.zeros((B, P), dtype=np.int16),
-        hand_size=size.astype(np.int8),
-        trump_card=trump_card,
-        taken=taken,
-    )
-    return state, counts.astype(np.int64), unseen
