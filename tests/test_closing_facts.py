@@ -4,7 +4,7 @@
 (Bob's Hat's holder, -1 in the centre and always in Oh Hell), ``rewards`` (the
 hand's scores) and ``hand_why`` (``WHY_*`` flags per seat), set on the rows
 where a hand ended, as it stood before ``auto_deal`` dealt the next one. The
-numbers are docs/rules.md's (RULES.md) worked examples, played card by card;
+numbers are docs/rules.md's worked examples, played card by card;
 the last card of each hand is stepped with ``auto_deal`` so the state has
 moved on to the next deal when the facts are read.
 """
