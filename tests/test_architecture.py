@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bobshat_env.games import DESCRIPTIONS, GAMES
+from bobshat_env.games import DESCRIPTIONS, GAMES, make_game
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bobshat_env", "agents", "train", "benchmarks", "examples")  # every module of ours, scripts included
@@ -212,7 +212,7 @@ def test_every_description_entry_point_loads():
 
 
 # --------------------------------------------------------------------------
-# Short functions on the app floor and in the game text
+# Short functions everywhere
 def long_functions(source: str, limit: int = 100) -> list[str]:
     """Functions (methods, nested ones) longer than ``limit`` lines, with their length."""
     return [
@@ -222,17 +222,73 @@ def long_functions(source: str, limit: int = 100) -> list[str]:
     ]
 
 
-def test_app_and_text_functions_stay_short():
-    """No function over 100 lines in bobshat_env/app/ and bobshat_env/text/ (handlers and parsers one per job)."""
+def test_functions_stay_short():
+    """No function over 100 lines in any module of ours (issue 27: handlers, parsers, the trainer and the
+    replay one job per function). Compiled kernels are no exception today; none needs to be."""
     assert long_functions("def f():\n" + "    x = 1\n" * 100) == ["f (101 lines, line 1)"]
     assert long_functions("def f():\n" + "    x = 1\n" * 99) == []
-    found = {
-        str(path.relative_to(ROOT)): bad
-        for folder in ("app", "text")
-        for path in sorted((ROOT / "bobshat_env" / folder).rglob("*.py"))
-        if (bad := long_functions(path.read_text()))
-    }
+    found = {str(path.relative_to(ROOT)): bad for _, path in _modules() if (bad := long_functions(path.read_text()))}
     assert found == {}
+
+
+# --------------------------------------------------------------------------
+# No probing of a game's facts with getattr / hasattr
+def _game_fact_names() -> set[str]:
+    """Names a game answers for itself: its core module's attributes, its State's and config's fields, and
+    the StepResult's. Probing one of them with ``getattr(x, "name", default)`` or ``hasattr`` branches on
+    which game it is without saying so; the Game (``game.renege_mode``, ``game.secret_bids``, ...) or
+    the closing facts of the step answer instead."""
+    import dataclasses
+
+    from bobshat_env.core.tricks import StepResult
+
+    names = {f.name for f in dataclasses.fields(StepResult)}
+    for d in DESCRIPTIONS:
+        module = make_game(d.name).module
+        names |= {n for n in vars(module) if not n.startswith("_") and n.isupper()}
+        names |= {f.name for f in dataclasses.fields(d.config_cls)}
+        names |= set(getattr(module.State, "__dataclass_fields__", {})) | set(getattr(module.State, "_fields", ()))
+    return names
+
+
+def attribute_probes(source: str, names: set[str]) -> list[str]:
+    """``getattr(x, "name", ...)`` / ``hasattr(x, "name")`` calls whose literal name is one of ``names``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in names
+        ):
+            found.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
+    return found
+
+
+def test_probe_checker_catches_getattr_on_a_game_fact():
+    names = {"renege_mode", "hat_holder", "HAT"}
+    assert attribute_probes('x = getattr(cfg, "renege_mode", False)\n', names)
+    assert attribute_probes('if hasattr(state, "hat_holder"): pass\n', names)
+    assert attribute_probes('p = getattr(mod, "HAT", -99)\n', names)
+    assert not attribute_probes('x = getattr(self, name)\ny = getattr(obj, "other", 0)\n', names)
+    assert {"renege_mode", "renege", "hat_holder", "attempt", "secret_bidding"} <= _game_fact_names()
+
+
+def test_no_module_probes_a_game_fact_with_getattr():
+    names = _game_fact_names()
+    generic = {"bobshat_env/core/__init__.py", "bobshat_env/core/contract.py"}  # find / check any game module
+    found = {
+        rel: bad
+        for _, path in _modules()
+        if not _is_description_module(path)
+        and (rel := str(path.relative_to(ROOT))) not in generic
+        and (bad := attribute_probes(path.read_text(), names))
+    }
+    assert found == {}, "ask the Game or read the step's closing facts instead: " + repr(found)
+
+
 # No import circles
 CYCLE_ROOTS = ("bobshat_env", "agents", "train", "benchmarks", "examples")
 

@@ -264,13 +264,10 @@ def fresh_deal_values(game: Any, value: Any, state: Any, k: int) -> np.ndarray:
     n = state.batch_size
     rows = np.repeat(np.arange(n), k)
     fresh = state.take(rows)
-    attempt = getattr(state, "attempt", None)
-    base = rng.combine(state.key, state.hand_no, 0 if attempt is None else attempt)
+    base = rng.combine(state.key, state.hand_no, mod.deal_attempt(state))
     keys = rng.combine(np.repeat(base, k), VR_STREAM, np.tile(np.arange(k), n))
     hand_no = fresh.hand_no
-    chance = (
-        mod.random_deal(cfg, keys, hand_no) if attempt is None else mod.random_deal(cfg, keys, hand_no, fresh.attempt)
-    )
+    chance = mod.random_deal(cfg, keys, hand_no, mod.deal_attempt(fresh))
     fresh.phase[:] = mod.DEAL
     mod.deal(cfg, fresh, np.arange(rows.size), *chance)
     return value.seat_values(fresh).reshape(n, k, game.players)

@@ -168,14 +168,15 @@ StateArrays = arrays_type(State, "StateArrays")
 # --------------------------------------------------------------------------
 # Chance
 def random_deal(
-    cfg: BobsHatConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray
+    cfg: BobsHatConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Trump (each of the four trump cards 1/4) and a uniformly random deal.
 
     Returns trump (n,) int8 and hands (n, P, 60) bool with
-    ``bh_hand_size(hand_no)`` cards per player. A pure function of (key, hand_no, attempt).
+    ``bh_hand_size(hand_no)`` cards per player. A pure function of (key, hand_no, attempt);
+    no ``attempt`` is the hand's first deal (0).
     """
-    base = rng.combine(keys, hand_no, attempt)
+    base = rng.combine(keys, hand_no, 0 if attempt is None else attempt)
     trump = rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), 4).astype(np.int8)
     hands, _ = deal_shuffled(
         rng.combine(base, _CHANCE_DEAL), bh_hand_size(hand_no.astype(np.int64)), cfg.players, N_CARDS
@@ -541,6 +542,11 @@ DECK = BOBS_HAT_DECK
 card_str = bh_card_str  # card id -> notation ("blue14")
 parse_card = bh_parse_card  # notation -> card id; ValueError otherwise
 ROLE_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
+
+
+def deal_attempt(state: State) -> np.ndarray:
+    """(B,) the deal of its hand each game is on: a renege (renege mode) deals the hand again."""
+    return state.attempt
 
 
 def role_holder(state: State) -> np.ndarray:

@@ -81,6 +81,12 @@ class GameRules(Protocol):
     def restart_hand(self, cfg: Any, state: Any, games: np.ndarray, hands: np.ndarray) -> None:
         """Start the current hand of ``games`` again from its deal with other hands (a search's sampled world)."""
 
+    def deal_attempt(self, state: Any) -> np.ndarray:
+        """(B,) which deal of its hand each game is on (0: the first; a Bob's Hat renege deals again)."""
+
+    def random_deal(self, cfg: Any, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None) -> tuple:
+        """The chance of a hand's deal, a pure function of (key, hand number, attempt): (trump, hands)."""
+
     def role_holder(self, state: Any) -> np.ndarray:
         """(B,) the seat holding the role ``ROLE_CARDS`` carry now (Bob's Hat: the hat), -1 none."""
 

@@ -146,13 +146,16 @@ def _hand_sizes(cfg: OhHellConfig) -> np.ndarray:
     return np.asarray(cfg.hand_sizes, dtype=np.int64)
 
 
-def random_deal(cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def random_deal(
+    cfg: OhHellConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """A uniformly random deal and the trump card turned after it.
 
     The deck is shuffled; seat p gets the cards at positions
     ``p * size .. (p + 1) * size - 1`` and the card at position ``P * size``
     is the trump card. Returns trump_card (n,) int8 and hands (n, P, 52) bool.
-    A pure function of (key, hand_no).
+    A pure function of (key, hand_no); ``attempt`` (the contract's common
+    signature, :func:`deal_attempt`) is always 0 here and not read.
     """
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
     hand_no = np.asarray(hand_no).reshape(-1)
@@ -180,7 +183,7 @@ def init(cfg: OhHellConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
     )
     state.cur[:] = state.leader[:] = (first + 1) % P  # the dealer's left bids and leads first
     if auto_deal:
-        trump_card, hands = random_deal(cfg, keys, state.hand_no)
+        trump_card, hands = random_deal(cfg, keys, state.hand_no, deal_attempt(state))
         _start_hand(cfg, state, np.arange(B), trump_card, hands)
     return state
 
@@ -464,7 +467,7 @@ def step(
         _raise_illegal(state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
     if new_hands and auto_deal:
         pending = np.flatnonzero(res.new_hand)
-        trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending])
+        trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], deal_attempt(state)[pending])
         _start_hand(cfg, state, pending, trump_card, hands)
     return res
 
@@ -477,6 +480,11 @@ DECK = OH_HELL_DECK
 card_str = oh_card_str  # card id -> notation ("QS")
 parse_card = oh_parse_card  # notation -> card id; ValueError otherwise
 ROLE_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
+
+
+def deal_attempt(state: State) -> np.ndarray:
+    """(B,) zeros: no renege in Oh Hell, every hand is dealt once."""
+    return np.zeros(state.batch_size, dtype=np.int16)
 
 
 def role_holder(state: State) -> np.ndarray:

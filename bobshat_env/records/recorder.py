@@ -212,7 +212,7 @@ class Recorder:
         phase = np.asarray(prev_phase).astype(np.int64)
         cur = np.asarray(prev_cur).astype(np.int64)
         actions = np.asarray(actions).astype(np.int64).reshape(-1)
-        acting = (phase == mod.BID) | (phase == mod.PLAY) | (phase == getattr(mod, "HAT", -99))
+        acting = (phase != mod.DEAL) & (phase != mod.DONE)  # every other phase is a seat's decision
         if active is not None:
             acting &= np.asarray(active, dtype=bool)
         acting &= ~self._skip
