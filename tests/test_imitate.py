@@ -221,3 +221,10 @@ def test_bad_input_is_a_clear_error_and_nothing_is_written(simple_records, tmp_p
     assert last.startswith("bobshat imitate: error: ") and message in last, stderr
     assert "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ([] if text is None else ["in.jsonl"])
+
+
+def test_help_names_the_flags(capsys):
+    code, out, _ = run(["imitate", "--help"], capsys)
+    assert code == 0
+    for flag in ("--records", "--out", "--holdout", "--epochs", "--seed", "--init-from", "--json"):
+        assert flag in out

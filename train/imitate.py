@@ -49,7 +49,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,8 @@ class DecisionSet:
     exactly.
     """
 
-    def __init__(self, obs_size: int, n_actions: int):
-        self.obs_size, self.n_actions = obs_size, n_actions
+    def __init__(self, obs_size: int, n_actions: int, n_cards: int):
+        self.obs_size, self.n_actions, self.n_cards = obs_size, n_actions, n_cards
         self._parts: list[tuple[np.ndarray, ...]] = []
         self.games = 0
         self.n = 0
@@ -126,8 +126,6 @@ class DecisionSet:
     def is_card(self) -> np.ndarray:
         """(n,) bool: the decision is a card play (actions below the deck's size), else a bid or hat choice."""
         return self.action < self.n_cards
-
-    n_cards = 0  # set by the builder: the game's deck size
 
     def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(obs float32 (b, D), mask bool (b, A), action int64 (b,), value float32 (b,)) of rows ``idx``."""
@@ -273,9 +271,7 @@ def build_sets(
     if holdout > 0 and n_games < 2:
         raise ImitationError(f"--holdout {holdout:g} needs at least 2 games to split by game; the records hold 1")
     held = holdout_games(n_games, holdout, seed)
-    sets = (DecisionSet(game.obs_size(), game.n_actions), DecisionSet(game.obs_size(), game.n_actions))
-    for s in sets:
-        s.n_cards = game.deck.n_cards
+    sets = tuple(DecisionSet(game.obs_size(), game.n_actions, game.deck.n_cards) for _ in range(2))
     i, t0 = 0, time.perf_counter()
     for path in paths:
         for line, record, why in read_records(path):
@@ -313,8 +309,7 @@ class ImitateOptions:
     learning_rate: float = 2e-3
     minibatch_size: int = 512
     value_coef: float = 0.5
-    threads: int = 1
-    extra_meta: dict[str, Any] = field(default_factory=dict)
+    threads: int = 1  # torch's (as train.ppo: more only contend with the replay on a small network)
 
 
 def make_network(game: Any, opts: ImitateOptions) -> PolicyNet:
@@ -500,8 +495,6 @@ def cli_imitate(args: Any, options: dict[str, Any]) -> int:
         minibatch_size=args.minibatch_size,
         value_coef=args.value_coef,
     )
-    if not 0.0 <= opts.holdout < 1.0:
-        raise ImitationError(f"--holdout must be at least 0 and below 1, got {opts.holdout:g}")
     check_writable(opts.out, "--out")
     if args.json not in (None, "-"):
         check_writable(args.json, "--json")
