@@ -86,7 +86,7 @@ class TrickFeatures(nn.Module):
                 raise ValueError(f"no trick features for game {game!r}") from None
         else:
             module, config = game.module, game.config if config is None else config
-        layout, deck, trump, hat = module.layout(config, view), module.DECK, module.TRUMP_SLICE, module.HAT_CARDS
+        layout, deck, trump, hat = module.layout(config, view), module.DECK, module.TRUMP_SLICE, module.ROLE_CARDS
         n_trump = deck.n_suits  # the trump one-hot's suits (Bob's Hat's fourth entry, no trump, is not one)
         sl = layout.slices
         spec = [sl["hand"].start, sl["played"].start, sl["trick"].start, sl["leader"].start, sl[trump].start]

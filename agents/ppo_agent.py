@@ -1,42 +1,11 @@
-"""A trained PPO policy as a batched agent, and the checkpoint format it reads.
+"""A trained PPO policy as a batched agent: the network, masked sampling, and building one from a checkpoint.
 
 ``make_agent("ppo:runs/x/ckpt.pt", game)`` loads a checkpoint written by
 ``bobshat train`` (or a policy exported from one) and acts greedily; add
 ``,sample=true`` (``ppo:PATH,sample=true``) to sample from the policy instead.
-
-Checkpoint format
-    One file, written by ``torch.save`` as a flat ``dict[str, Tensor]`` and
-    read back with ``torch.load(weights_only=True)``: nothing in it can run
-    code when loaded. Keys:
-
-    - ``policy.<param>``: the network's state dict;
-    - ``__meta__``: a ``uint8`` tensor holding UTF-8 JSON: format name and
-      version, the game and its options, observation size, action count,
-      hidden sizes, training progress;
-    - training checkpoints add ``optim.*``, ``pool.<i>.<param>`` and
-      ``rng.*`` tensors (see :mod:`train.ppo`).
-
-    A copy of the metadata is written beside the file as ``<file>.json`` for
-    people to read (the same text, written first); the loader only trusts
-    the embedded one. Both go through the package's one atomic writer
-    (:class:`bobshat_env.paths.AtomicFile`: a temporary in the same folder,
-    fsynced, renamed into place, the folder fsynced), so a crash or a full
-    disk never leaves a half-written checkpoint; a kill can leave the
-    temporary file, which the next write of that file, or
-    :func:`remove_stale_temporaries` (training calls it when it starts),
-    deletes.
-
-Integrity
-    The embedded metadata carries ``sha256``: a SHA-256 over every tensor
-    (name, dtype, shape and bytes, in name order) and the rest of the
-    metadata, computed at save time and checked at load time, so a file
-    changed or damaged after it was written (a flipped byte in a weight
-    loads fine with ``torch.load`` and plays worse) is refused, naming the
-    file. Files written before the checksum existed (no ``sha256``) still
-    load. The metadata's fields are checked for type and range before
-    anything is built from them (a tampered ``obs_size`` of -5 or 10**12 is
-    an error naming the field), and the network's tensors must have the
-    shapes the metadata describes.
+The file format and the layout of its keys are :mod:`agents.checkpoint`'s;
+here the ``policy.*`` tensors become a :class:`PolicyNet`, whose tensors must
+have the shapes the metadata describes.
 
 Devices
     Tensors are saved from the CPU and loaded onto the CPU
@@ -51,61 +20,24 @@ Devices
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import os
-import pickle
-import stat
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-import bobshat_env.paths as _paths
+from agents.checkpoint import (
+    POLICY_PREFIX,
+    CheckpointError,
+    check_compatible,
+    check_meta,
+    load_checkpoint,
+)
 from agents.features import TrickFeatures, prepare_inputs
 from bobshat_env.core.symmetry import SuitSymmetry
 
-CHECKPOINT_FORMAT = "bobshat-ppo"
-CHECKPOINT_VERSION = 1
-META_KEY = "__meta__"
-CHECKSUM_KEY = "sha256"  # in the metadata; optional, so files written before it existed still load
 MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit (probability < 1e-34)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, unreadable or made for another game."""
-
-
-# The network shapes a checkpoint may hold: one schema for the trainer (``--hidden``, checked before a run
-# starts) and the loader (a checkpoint's ``hidden``), so that whatever trains also loads. A width of 16,384
-# is 64x the shipped networks'; the weight bound (2**28 trunk weights between hidden layers: 1 GiB in fp32,
-# 3 GiB with Adam's two moments) keeps a typo such as 100000000 from allocating until memory runs out.
-MAX_HIDDEN_LAYERS = 64
-MAX_HIDDEN_WIDTH = 16_384
-MAX_HIDDEN_WEIGHTS = 2**28
-
-
-def hidden_shape_error(hidden: Any) -> str | None:
-    """What is wrong with ``hidden`` (a network's hidden layer sizes) as a network shape, or None if it fits.
-
-    The schema: a list of 1-64 layer sizes, each an integer 1-16,384, with at
-    most 2**28 weights between consecutive hidden layers.
-    """
-    if not isinstance(hidden, (list, tuple)) or not hidden:
-        return f"a list of 1-{MAX_HIDDEN_LAYERS} layer sizes, got {hidden!r:.80}"
-    if len(hidden) > MAX_HIDDEN_LAYERS:
-        return f"at most {MAX_HIDDEN_LAYERS} layers, got {len(hidden)}"
-    bad = [h for h in hidden if not (_is_int(h) and 1 <= h <= MAX_HIDDEN_WIDTH)]
-    if bad:
-        return f"layer sizes 1-{MAX_HIDDEN_WIDTH:,}, got {bad[0]!r:.40}"
-    weights = sum(a * b for a, b in zip(hidden, hidden[1:]))
-    if weights > MAX_HIDDEN_WEIGHTS:
-        return f"at most {MAX_HIDDEN_WEIGHTS:,} weights between hidden layers, got {weights:,}"
-    return None
 
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -281,204 +213,7 @@ def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = Non
 
 
 # --------------------------------------------------------------------------
-# Checkpoint files
-def remove_stale_temporaries(directory: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files of checkpoint writes killed part-way; returns them.
-
-    :func:`save_checkpoint` writes through :class:`bobshat_env.paths.AtomicFile`
-    (``.ckpt.pt.<random>.tmp<pid>``, renamed into place); a process killed
-    before the rename leaves it behind (a full checkpoint's size each time).
-    Only files whose process is no longer running are removed, so a run still
-    writing in the same folder keeps its own
-    (:func:`bobshat_env.paths.remove_stale_temporaries`, for every file of
-    the folder).
-    """
-    return _paths.remove_stale_temporaries(directory)
-
-
-def checkpoint_digest(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> str:
-    """SHA-256 (hex) of a checkpoint's tensors and metadata, the ``sha256`` field excluded.
-
-    Tensors are hashed in name order, each as its name, dtype and shape (JSON)
-    then its raw bytes; the metadata as compact JSON with sorted keys, after a
-    JSON round trip so that the value saved and the value loaded hash alike.
-    It reads every byte once (~1 GB/s; a shipped policy is 0.4 MB).
-    """
-    h = hashlib.sha256()
-    for key in sorted(tensors):
-        t = tensors[key].detach().cpu().contiguous()
-        h.update(json.dumps([key, str(t.dtype), list(t.shape)]).encode("utf-8"))
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    rest = json.loads(json.dumps({k: v for k, v in meta.items() if k != CHECKSUM_KEY}))
-    h.update(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode("utf-8"))
-    return h.hexdigest()
-
-
-def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
-    """Write tensors and JSON metadata atomically, with their checksum (see the module docstring)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **meta}
-    blob = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    meta[CHECKSUM_KEY] = checkpoint_digest(blob, meta)
-    text = json.dumps(meta, indent=1, sort_keys=True)
-    blob[META_KEY] = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
-    # the readable sidecar first, from the same text: a kill between the two leaves it ahead of the
-    # checkpoint, never describing an older one than the file beside it
-    _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
-    with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
-        torch.save(blob, f)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-# Metadata fields the code builds from or counts with: (check, what it must be). Sizes are bounded far
-# above any real network (the shipped ones: 442 inputs, 86 actions, 128x128) so a tampered size fails here,
-# not in a 10**12-float allocation.
-_META_FIELDS: dict[str, tuple[Any, str]] = {
-    "game": (lambda v: isinstance(v, str), "a game name"),
-    "players": (lambda v: _is_int(v) and 1 <= v <= 16, "an integer 1-16"),
-    "view": (lambda v: isinstance(v, str), "a view name"),
-    "obs_size": (lambda v: _is_int(v) and 1 <= v <= 1_000_000, "an integer 1-1,000,000"),
-    "n_actions": (lambda v: _is_int(v) and 1 <= v <= 100_000, "an integer 1-100,000"),
-    "hidden": (
-        lambda v: isinstance(v, list) and hidden_shape_error(v) is None,
-        f"a list of 1-{MAX_HIDDEN_LAYERS} layer sizes 1-{MAX_HIDDEN_WIDTH:,} (see hidden_shape_error)",
-    ),
-    "symmetry": (lambda v: v is None or isinstance(v, str), "null or a name"),
-    "features": (lambda v: v is None or isinstance(v, str), "null or a name"),
-    "config": (lambda v: isinstance(v, dict), "a mapping of game options"),
-    "global_step": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-    "iteration": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-    "learner_decisions": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-    "games": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-    "elapsed_s": (
-        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
-        "a non-negative number",
-    ),
-    "run_name": (lambda v: isinstance(v, str), "a string"),
-    "args": (lambda v: isinstance(v, dict), "a mapping"),
-    "optim_param_groups": (lambda v: isinstance(v, list) and all(isinstance(g, dict) for g in v), "a list of mappings"),
-    "pool": (lambda v: isinstance(v, dict), "a mapping"),
-    "rng_numpy": (lambda v: isinstance(v, dict), "a mapping"),
-}
-
-
-def check_meta(meta: dict[str, Any], path: str | os.PathLike = "checkpoint") -> None:
-    """Raise CheckpointError naming the file and field if a known metadata field has a wrong type or range."""
-    for key, (ok, what) in _META_FIELDS.items():
-        if key in meta and not ok(meta[key]):
-            if key == "hidden" and isinstance(meta[key], list):
-                what = str(hidden_shape_error(meta[key]))
-            raise CheckpointError(f"{str(path)!r} has corrupt metadata: {key} must be {what}, got {meta[key]!r:.80}")
-
-
-def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """(tensors, meta) of a checkpoint; a clear error if it is missing, not one, or corrupt."""
-    path = Path(path)
-    blob = _read_blob(path)
-    tensors_only = isinstance(blob, dict) and all(isinstance(v, torch.Tensor) for v in blob.values())
-    if not tensors_only or META_KEY not in blob:
-        raise CheckpointError(f"{str(path)!r} is not a bobshat checkpoint (no {META_KEY!r} metadata tensor)")
-    try:
-        meta = json.loads(bytes(blob.pop(META_KEY).numpy()).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, TypeError, RuntimeError) as err:
-        raise CheckpointError(f"{str(path)!r} has corrupt metadata: {err}") from err
-    if not isinstance(meta, dict):
-        raise CheckpointError(f"{str(path)!r} has corrupt metadata: a JSON object expected, got {type(meta).__name__}")
-    if meta.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{str(path)!r} is a {meta.get('format')!r} file, not a {CHECKPOINT_FORMAT!r} checkpoint")
-    if meta.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{str(path)!r} has checkpoint version {meta.get('version')}, this code reads version {CHECKPOINT_VERSION}"
-        )
-    if CHECKSUM_KEY in meta:  # absent only in files written before checksums (still accepted)
-        if checkpoint_digest(blob, meta) != meta[CHECKSUM_KEY]:
-            raise CheckpointError(
-                f"{str(path)!r} is corrupt: its contents do not match the checksum written with it "
-                "(the file was changed or damaged after it was saved)"
-            )
-    check_meta(meta, path)
-    for key in sorted(blob):  # NaN weights would play as "illegal action 0" far from here: name them now
-        t = blob[key]
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
-            raise CheckpointError(f"{str(path)!r} is corrupt: tensor {key} holds NaN or infinite values")
-    return blob, meta
-
-
-UNREADABLE = "is not a readable bobshat checkpoint"
-ZIP_MAGIC = b"PK\x03\x04"  # torch.save writes a zip archive; bobshat never wrote another format
-
-
-def _read_blob(path: Path) -> Any:
-    """``torch.load(path, weights_only=True)`` of a file checked first to be a torch zip archive.
-
-    Every failure is a :class:`CheckpointError` of one line naming the file
-    and what is wrong (missing, a folder or a device, empty, not a zip
-    archive, truncated, damaged, or holding objects other than tensors):
-    never torch's own text, which suggests ``weights_only=False`` (that would
-    run code from the file), nor a bare ``EOFError`` or ``[Errno 22]``.
-    """
-    where = repr(str(path))
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no checkpoint at {where}") from None
-    except OSError as err:
-        raise CheckpointError(f"{where} cannot be read: {err.strerror or err}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise CheckpointError(f"{where} is a folder, not a checkpoint file")
-    if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read, a device never end
-        raise CheckpointError(f"{where} is not a regular file (a device, pipe or socket), not a checkpoint")
-    if st.st_size == 0:
-        raise CheckpointError(f"{where} {UNREADABLE}: the file is empty (0 bytes)")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError as err:
-        raise CheckpointError(f"{where} cannot be read: {err.strerror or err}") from None
-    if head != ZIP_MAGIC:
-        raise CheckpointError(f"{where} {UNREADABLE}: not a torch zip archive (a bobshat checkpoint is one)")
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as err:  # weights_only refused an object: never retried without it
-        raise CheckpointError(
-            f"{where} {UNREADABLE}: it holds objects other than tensors (not loaded: they could run code)"
-        ) from err
-    except Exception as err:  # torch raises many types for a damaged file (RuntimeError, OSError, EOFError, ...)
-        raise CheckpointError(f"{where} {UNREADABLE}: {_zip_damage(path, st.st_size)}") from err
-
-
-def _zip_damage(path: Path, size: int) -> str:
-    """Why a torch zip archive failed to load, in words: truncated, or which member is damaged."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            bad = z.testzip()
-    except zipfile.BadZipFile:
-        return f"truncated or damaged ({size:,} bytes; its zip archive has no complete directory)"
-    except Exception:  # a member whose local header is garbled (zipfile raises UnicodeDecodeError, ...)
-        return "damaged (a member of its zip archive has a garbled header)"
-    if bad is not None:
-        return f"damaged (member {bad} fails its CRC check)"
-    return "damaged (its zip archive is intact, but its contents are not a torch save)"
-
-
-def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:
-    """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``."""
-    if game is None:
-        return
-    want = {"game": game.name, "obs_size": game.obs_size(meta.get("view", "private")), "n_actions": game.n_actions}
-    for key, value in want.items():
-        if meta.get(key) != value:
-            raise CheckpointError(
-                f"{str(path)!r} was trained for {meta.get('game')} with {meta.get('players')} players "
-                f"(obs size {meta.get('obs_size')}, {meta.get('n_actions')} actions); it cannot play "
-                f"{game.name} with {game.players} players: {key} is {meta.get(key)!r}, the game needs {value!r}"
-            )
-
-
+# A network from a checkpoint's tensors
 def _check_shapes(state: dict[str, torch.Tensor], meta: dict[str, Any], input_size: int, where: str) -> None:
     """The Linear layers' tensors have the shapes the metadata describes (else CheckpointError)."""
     sizes = [input_size, *meta["hidden"]]
@@ -494,7 +229,7 @@ def _check_shapes(state: dict[str, torch.Tensor], meta: dict[str, Any], input_si
 
 
 def policy_from_tensors(
-    tensors: dict[str, torch.Tensor], meta: dict[str, Any], prefix: str = "policy.", path: str | os.PathLike = ""
+    tensors: dict[str, torch.Tensor], meta: dict[str, Any], prefix: str = POLICY_PREFIX, path: str | os.PathLike = ""
 ) -> PolicyNet:
     """Build a :class:`PolicyNet` from the ``prefix``-ed tensors of a checkpoint (``path`` names it in errors)."""
     where = f"{str(path)!r}" if path else "checkpoint"
@@ -566,6 +301,7 @@ class PPOAgent:
         seed: int | None = None,
         device: str | torch.device = "cpu",
     ) -> PPOAgent:
+        """The agent of checkpoint ``path`` (checked against ``game``), its network on ``device``."""
         net, _ = load_policy(path, game, device=device)
         return cls(net, sample=sample, seed=seed, name=f"ppo:{path}")
 

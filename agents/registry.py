@@ -19,7 +19,7 @@ _FACTORIES: dict[str, Callable[..., Agent]] = {}
 _HELP: dict[str, tuple[str, str]] = {}  # name -> (spec as typed, what it is)
 
 
-def register(name: str, factory: Callable[..., Agent], spec: str = "", help: str = "") -> None:  # noqa: A002
+def register(name: str, factory: Callable[..., Agent], spec: str = "", help: str = "") -> None:
     """Make ``factory(game, seed=..., **options)`` available as agent ``name``.
 
     ``spec`` shows how it is written with its options (default ``name``) and
@@ -97,7 +97,7 @@ _QUALNAME = re.compile(r"^[\w.<>]+[(][)] ")  # "SimpleAgent.__init__() " at the 
 
 def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
     """Build an agent from a spec for a game; unknown names list the known ones."""
-    from .composite import is_composite, make_composite  # noqa: PLC0415
+    from .composite import is_composite, make_composite
 
     if is_composite(spec):  # "bid=strong+play=pimc": bidding and card play by two agents
         return make_composite(spec, game, seed, make_agent)
@@ -174,7 +174,7 @@ def spec_parts(spec: str) -> list[tuple[str, dict[str, Any]]]:
 
     A ``ppo:PATH,sample=true`` part is split into ``path`` and its options.
     """
-    from .composite import is_composite, parse_composite  # noqa: PLC0415
+    from .composite import is_composite, parse_composite
 
     parts = list(parse_composite(spec).values()) if is_composite(spec) else [spec]
     return [_one_part(part) for part in parts]
@@ -187,7 +187,7 @@ def spec_files(spec: str) -> list[str]:
 
 def map_spec_files(spec: str, change: Callable[[str], str]) -> str:
     """``spec`` with every file it names replaced by ``change(file)`` (composites and ppo options kept)."""
-    from .composite import is_composite, parse_composite  # noqa: PLC0415
+    from .composite import is_composite, parse_composite
 
     def one(part: str) -> str:
         name, options = _one_part(part)
@@ -244,7 +244,7 @@ register("random", RandomAgent, help="uniformly random legal actions")
 
 def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
     """``ppo:PATH``: a trained policy; torch is imported only when one is made."""
-    from .ppo_agent import make_ppo_agent  # noqa: PLC0415
+    from .ppo_agent import make_ppo_agent
 
     return make_ppo_agent(game, seed=seed, **options)
 
@@ -284,7 +284,7 @@ for _name in dict.fromkeys(n for d in DESCRIPTIONS for n, _ in d.agents):
 
 def _search(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
     """``search:policy=PATH,...``: determinized playouts with a trained policy (torch imported on use)."""
-    from .search import make_search_agent  # noqa: PLC0415
+    from .search import make_search_agent
 
     return make_search_agent(game, seed=seed, **options)
 

@@ -3,9 +3,10 @@
     python benchmarks/scaling.py --config configs/bobs_hat_4p.yaml --workers 0,1,2 --iterations 2 --json scaling.json
 
 Measured (on this machine): for each worker count the preset's iterations
-run as ``bobshat train`` runs them (:class:`~train.ppo.RolloutCollector` or
+run as ``bobshat train`` runs them (the trainer's :class:`~train.ppo.learner.Learner`:
+:meth:`~train.ppo.learner.Learner.collect` from the in-process collector or
 :class:`~train.rollout_workers.RolloutWorkers`, then
-:func:`~train.ppo.ppo_update`), after one warm-up iteration, from a fresh
+:meth:`~train.ppo.learner.Learner.update`), after one warm-up iteration, from a fresh
 pool (heuristics and self-play; no snapshots yet, no evaluations or
 checkpoints). Per worker count: table decisions per second of the whole
 iteration (rollout + update), the rollout alone and the update alone; each
@@ -45,21 +46,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import torch
 
-import torch  # noqa: E402
-
-from bobshat_env.games import make_game  # noqa: E402
-from bobshat_env.paths import OutputPathError, check_writable, replace_bytes  # noqa: E402
-from bobshat_env.vector import VectorEnv  # noqa: E402
-from train.ppo import (  # noqa: E402
-    Args,
-    RolloutCollector,
-    _env_seed,
-    _set_up,
-    parse_args,
-    ppo_update,
-)
+from bobshat_env.games import make_game
+from bobshat_env.paths import OutputPathError, check_writable, replace_bytes
+from train.ppo.collector import env_seed
+from train.ppo.config import Args, parse_args
+from train.ppo.learner import Learner, make_collector, set_up
 
 
 def measure(args: Args, workers: int, iterations: int, log: Any = None) -> dict[str, Any]:
@@ -72,41 +65,28 @@ def measure(args: Args, workers: int, iterations: int, log: Any = None) -> dict[
     torch.set_flush_denormal(True)
     game = make_game(args.game, players=args.players, **args.game_options)
     with tempfile.TemporaryDirectory() as tmp:
-        gen, net, optimizer, pool, _counters = _set_up(args, game, Path(tmp) / "ckpt.pt")
+        gen, net, optimizer, pool, _counters = set_up(args, game, Path(tmp) / "ckpt.pt")
     t0 = time.perf_counter()
-    if workers:
-        from train.rollout_workers import RolloutWorkers  # noqa: PLC0415
-
-        collector: Any = RolloutWorkers(args, game, net, pool, gen, seed=_env_seed(args.seed, 0))
-    else:
-        env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)
-        collector = RolloutCollector(env, net, pool, gen, args, seed=_env_seed(args.seed, 0))
+    collector = make_collector(args, game, net, pool, gen, seed=env_seed(args.seed, 0))
+    learner = Learner(args, net, optimizer, collector)
     start_s = time.perf_counter() - t0
     rows = []
     try:
         for i in range(iterations + 1):
             t0 = time.perf_counter()
-            batch = collector.collect_rollout()
+            batch = learner.collect()
             t1 = time.perf_counter()
-            ppo_update(net, optimizer, batch, args)
+            learner.update(batch)
             t2 = time.perf_counter()
             row = {"rollout_s": t1 - t0, "update_s": t2 - t1, "env_steps": batch.env_steps, "learner": batch.n}
-            if workers:
-                last = collector._last
-                row.update(
-                    worker_sps=last["worker_sps"],
-                    rollout_bytes=last["rollout_bytes"],
-                    weights_bytes=last["weights_bytes"],
-                )
-            else:
-                row.update(worker_sps=[batch.env_steps / batch.seconds], rollout_bytes=0, weights_bytes=0)
+            stats = collector.rollout_stats(batch)
+            row.update({k: stats[k] for k in ("worker_sps", "rollout_bytes", "weights_bytes")})
             if log:
                 log(f"workers={workers} iteration {i}{' (warm-up)' if i == 0 else ''}: {row}")
             if i:
                 rows.append(row)
     finally:
-        if workers:
-            collector.close()
+        learner.close()
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in rows)
@@ -161,6 +141,7 @@ def model(
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Measure each worker count, model the clusters, print both; returns (and with ``--json`` writes) them."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default="configs/bobs_hat_4p.yaml")
     p.add_argument("--workers", default="0,1,2", help="worker counts to measure")
@@ -179,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             check_writable(ns.json, "--json")  # before minutes of measuring, not after
         except OutputPathError as err:
             p.error(str(err))
-    import numba  # noqa: PLC0415
+    import numba
 
     if ns.engine_threads:
         numba.set_num_threads(ns.engine_threads)

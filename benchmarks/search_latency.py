@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agents.registry import make_agent, split_specs  # noqa: E402
-from bobshat_env.games import make_game  # noqa: E402
-from bobshat_env.seating import SeatDispatch  # noqa: E402
+from agents.registry import make_agent, split_specs
+from bobshat_env.games import make_game
+from bobshat_env.seating import SeatDispatch
 
 
 def _summary(ms: np.ndarray) -> dict[str, float]:
@@ -104,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads (0: torch's default)")
     args = ap.parse_args(argv)
     if args.torch_threads:
-        import torch  # noqa: PLC0415 - only the neural bots need it
+        import torch  # only the neural bots need it
 
         torch.set_num_threads(args.torch_threads)
     game = make_game(args.game, players=args.players, **json.loads(args.game_options))

@@ -7,7 +7,7 @@ bot A in seat ``r`` and bot B in the other seats, for ``r = 0 .. P-1``. The
 measure is A's score minus the mean score of the B seats, per hand, averaged
 over the ``P`` seatings of a game; the games are independent, so the mean and
 its 95% confidence interval (normal, ``1.96 * sd / sqrt(games)``) are taken
-over games. The games are played by :func:`train.evaluate.play_duplicate`,
+over games. The games are played by :func:`train.evaluate.duplicate.play_duplicate`,
 one seating at a time in batches of ``--batch-size``.
 Decision time per move is measured around each bot's ``act`` (wall-clock
 seconds for all its decisions divided by their number).
@@ -20,18 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from agents.registry import make_agent  # noqa: E402
-from bobshat_env.games import make_game  # noqa: E402
-from train.evaluate import play_duplicate  # noqa: E402
+from agents.registry import make_agent
+from bobshat_env.games import make_game
+from train.evaluate.duplicate import play_duplicate
 
 
 class Timed:

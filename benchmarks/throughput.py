@@ -17,8 +17,14 @@ bobshat ``vector``         :class:`~bobshat_env.vector.VectorEnv` with B games
                            a rollout buffer then copies), the (B, A) mask, and
                            :func:`agents.base.sample_masked`; one step is B
                            decisions. Same-step autoreset keeps slots full.
-bobshat ``aec`` (B = 1)    ``bobs_hat_v0.env()`` (and ``oh_hell_v0`` when it
-                           exists) in PettingZoo's loop: ``agent_iter``,
+bobshat ``engine``         the same loop without the observation: the game's
+                           step, same-step autoreset, the (B, A) mask and
+                           :func:`agents.base.sample_masked`, at the largest
+                           B, on all of numba's threads and on one (the
+                           ``threads`` column; per thread = decisions/s /
+                           threads).
+bobshat ``aec`` (B = 1)    ``<game>_v0.env()`` of every game in
+                           PettingZoo's loop: ``agent_iter``,
                            ``last()`` (observation vector + int8 mask),
                            a ``random.Random`` choice among the mask's
                            nonzeros, ``step``.
@@ -48,12 +54,13 @@ a shared machine).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import statistics
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Protocol
 
 import numpy as np
@@ -109,11 +116,18 @@ class Row:
 
     system: str  # "bobshat", or the peer's name
     game: str
-    interface: str  # "vector" or "aec" (one game at a time, turn by turn)
+    interface: str  # "vector", "engine" (the vector env without observations) or "aec" (one game, turn by turn)
     batch: int
     decisions_per_s: float
     games_per_s: float
     bytes_per_game: float | None  # summed nbytes of the state arrays / B; None for peers
+    threads: int = 1  # threads the measurement ran on (numba's, for bobshat's large batches)
+    vs: dict[str, float] = field(default_factory=dict)  # our decisions/s divided by each peer's (bobshat rows)
+
+    @property
+    def per_thread(self) -> float:
+        """decisions/s per thread (per core when each thread has a core of its own)."""
+        return self.decisions_per_s / self.threads
 
 
 class Runner(Protocol):
@@ -168,6 +182,81 @@ class VectorRunner:
                 games += int(np.count_nonzero(ts.done))
         self.ts = ts
         return steps * env.num_envs, games
+
+
+class EngineRunner:
+    """The engine without observations: what :class:`VectorEnv` does per step (the game's step, same-step
+    autoreset, the acting seats' legal mask) but no observation, with :func:`sample_masked`."""
+
+    def __init__(self, game: str, batch: int, seed: int = 0, **options: Any):
+        from agents.base import sample_masked
+        from bobshat_env.core import rng
+        from bobshat_env.games import make_game
+
+        self._sample, self._rng = sample_masked, rng
+        self.game = make_game(game, players=PLAYERS, **options)
+        self.batch, self.seed = batch, seed
+        self.gen = np.random.default_rng(seed)
+        self.mask = np.empty((batch, self.game.n_actions), dtype=bool)
+        self._start(seed)
+        self.bytes_per_game = state_bytes(self.state) / batch
+
+    def _start(self, seed: int) -> None:
+        self.base = self._rng.seed_to_base(seed)
+        self.played = np.zeros(self.batch, dtype=np.int64)
+        self.state = self.game.init(self._rng.game_keys(self.base, np.arange(self.batch), 0))
+        self.game.legal_action_mask(self.state, out=self.mask)
+
+    def _step(self) -> np.ndarray:
+        """One decision in every game; the games that ended (their slots restarted)."""
+        game, state = self.game, self.state
+        done = game.step(state, self._sample(self.mask, self.gen), legal=self.mask).game_done
+        idx = np.flatnonzero(done)
+        if idx.size:
+            self.played[idx] += 1
+            state.put(idx, game.init(self._rng.game_keys(self.base, idx, self.played[idx])))
+        game.legal_action_mask(state, out=self.mask)
+        return done
+
+    def warm(self, seconds: float) -> None:
+        t0, n = time.perf_counter(), 0
+        while n < 2 or time.perf_counter() - t0 < seconds:
+            self._step()
+            n += 1
+        self._start(self.seed + 1)
+
+    def cycle(self) -> tuple[int, int]:
+        finished = np.zeros(self.batch, dtype=bool)
+        steps = games = 0
+        while not finished.all():
+            done = self._step()
+            steps += 1
+            if done.any():
+                finished |= done
+                games += int(np.count_nonzero(done))
+        return steps * self.batch, games
+
+
+@contextlib.contextmanager
+def numba_threads(n: int | None) -> Iterator[int]:
+    """Run the block on ``n`` of numba's threads (None: all of them); yields the count in use."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(before if n is None else min(n, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
+
+
+def kernel_threads(batch: int) -> int:
+    """The threads bobshat's batch kernels run ``batch`` games on (:mod:`bobshat_env.core.compiled`)."""
+    import numba
+
+    from bobshat_env.core.compiled import PARALLEL_MIN_BATCH
+
+    return numba.get_num_threads() if batch >= PARALLEL_MIN_BATCH else 1
 
 
 class AECRunner:
@@ -234,7 +323,9 @@ class OpenSpielRunner:
         return decisions, 1
 
 
-def measure(system: str, game: str, interface: str, batch: int, runner: Runner, settings: Settings) -> Row:
+def measure(
+    system: str, game: str, interface: str, batch: int, runner: Runner, settings: Settings, threads: int = 1
+) -> Row:
     """Warm up, then the median decisions/s and games/s over repetitions of whole cycles."""
     clock = settings.timer()
     runner.warm(settings.warmup_seconds)
@@ -255,30 +346,27 @@ def measure(system: str, game: str, interface: str, batch: int, runner: Runner, 
         elapsed = max(elapsed, 1e-9)
         dps.append(decisions / elapsed)
         gps.append(games / elapsed)
-    return Row(system, game, interface, batch, statistics.median(dps), statistics.median(gps), runner.bytes_per_game)
-
-
-def _oh_hell_available() -> str | None:
-    """None if ``make_game("oh_hell")`` works with observations, else why not."""
-    try:
-        from bobshat_env.vector import VectorEnv
-
-        env = VectorEnv("oh_hell", num_envs=2, players=PLAYERS)
-        env.reset(seed=0)
-    except Exception as err:  # Oh Hell is being written alongside: report why it is skipped
-        return f"{type(err).__name__}: {err}"
-    return None
+    median = statistics.median
+    return Row(system, game, interface, batch, median(dps), median(gps), runner.bytes_per_game, threads)
 
 
 def run(
     batches: Sequence[int] = FULL_BATCHES,
     settings: Settings = FULL,
     peers: bool = True,
-    games: Sequence[str] = ("bobs_hat", "oh_hell"),
+    games: Sequence[str] | None = None,
     seed: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> tuple[list[Row], list[str]]:
-    """Measure every system; returns the rows and notes on what was skipped and why."""
+    """Measure every system; returns the rows and notes on what was skipped and why.
+
+    Per game (default: every game bobshat has): the vector env at each batch
+    size, the engine without observations at the largest batch on all of
+    numba's threads and on one, and the AEC env; then the peers. Each of our
+    rows gets its ratios to the peers' decisions/s (:attr:`Row.vs`).
+    """
+    from bobshat_env.games import GAMES
+
     batches = [int(b) for b in batches]
     if not batches or min(batches) < 1:
         raise ValueError(f"batch sizes must be positive integers, got {batches}")
@@ -288,40 +376,50 @@ def run(
 
     def add(row: Row) -> None:
         rows.append(row)
-        say(f"  {row.system:<10} {row.game:<12} {row.interface:<6} B={row.batch:<6} {row.decisions_per_s:>12,.0f}/s")
+        say(f"  {row.system:<10} {row.game:<12} {row.interface:<6} B={row.batch:<6} t={row.threads} "
+            f"{row.decisions_per_s:>12,.0f}/s")  # fmt: skip
 
-    for game in games:
-        if game == "oh_hell":
-            why = _oh_hell_available()
-            if why is not None:
-                notes.append(f"bobshat oh_hell skipped: {why}")
-                say(notes[-1])
-                continue
+    for game in GAMES if games is None else games:
         for b in batches:
-            add(measure(SYSTEM, game, "vector", b, VectorRunner(game, b, seed=seed), settings))
+            add(measure(SYSTEM, game, "vector", b, VectorRunner(game, b, seed=seed), settings, kernel_threads(b)))
+        b = max(batches)
+        for threads in (None, 1) if kernel_threads(b) > 1 else (1,):
+            with numba_threads(threads):
+                runner = EngineRunner(game, b, seed=seed)
+                add(measure(SYSTEM, game, "engine", b, runner, settings, kernel_threads(b)))
         aec = _our_aec(game)
         if aec is None:
             notes.append(f"bobshat {game} AEC skipped: bobshat_env.{game}_v0 is not available")
             say(notes[-1])
         else:
             add(measure(SYSTEM, game, "aec", 1, AECRunner(aec, seed=seed), settings))
-
     if peers:
-        try:
-            runner: Runner = OpenSpielRunner(seed=seed)
-        except ImportError as err:
-            notes.append(f"open_spiel skipped: {err}")
-            say(notes[-1])
-        else:
-            add(measure(OPEN_SPIEL, "oh_hell", "aec", 1, runner, settings))
-        try:
-            leduc = _leduc_env()
-        except Exception as err:  # ImportError, or pettingzoo's FailedToImport when rlcard is missing
-            notes.append(f"pettingzoo leduc_holdem_v4 skipped ({type(err).__name__}: {err}); pip install rlcard pygame")
-            say(notes[-1])
-        else:
-            add(measure(PETTINGZOO, "leduc_holdem", "aec", 1, AECRunner(leduc, seed=seed, ours=False), settings))
+        _measure_peers(settings, seed, add, notes, say)
+    rates = peer_rates(rows)
+    for row in rows:
+        if row.system == SYSTEM:
+            row.vs = {peer: row.decisions_per_s / rate for peer, rate in rates.items()}
     return rows, notes
+
+
+def _measure_peers(
+    settings: Settings, seed: int, add: Callable[[Row], None], notes: list[str], say: Callable[[str], None]
+) -> None:
+    """OpenSpiel's oh_hell and PettingZoo's leduc_holdem, each where it is installed."""
+    try:
+        runner: Runner = OpenSpielRunner(seed=seed)
+    except ImportError as err:
+        notes.append(f"open_spiel skipped: {err}")
+        say(notes[-1])
+    else:
+        add(measure(OPEN_SPIEL, "oh_hell", "aec", 1, runner, settings))
+    try:
+        leduc = _leduc_env()
+    except Exception as err:  # ImportError, or pettingzoo's FailedToImport when rlcard is missing
+        notes.append(f"pettingzoo leduc_holdem_v4 skipped ({type(err).__name__}: {err}); pip install rlcard pygame")
+        say(notes[-1])
+    else:
+        add(measure(PETTINGZOO, "leduc_holdem", "aec", 1, AECRunner(leduc, seed=seed, ours=False), settings))
 
 
 def _our_aec(game: str) -> Any:
@@ -353,9 +451,10 @@ def peer_rates(rows: Sequence[Row]) -> dict[str, float]:
 
 
 def format_table(rows: Sequence[Row], notes: Sequence[str] = (), settings: Settings | None = None) -> str:
-    """A Markdown table of the rows, with our decisions/s as ratios to each peer's."""
+    """A Markdown table of the rows, with our decisions/s as ratios to each peer's, and what the engine
+    makes of its threads."""
     peers = peer_rates(rows)
-    head = ["system", "game", "interface", "B", "decisions/s", "games/s", "state bytes/game"]
+    head = ["system", "game", "interface", "B", "threads", "decisions/s", "per thread", "games/s", "state bytes/game"]
     head += [f"vs {p}" for p in peers]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -364,22 +463,48 @@ def format_table(rows: Sequence[Row], notes: Sequence[str] = (), settings: Setti
             r.game,
             r.interface,
             str(r.batch),
+            str(r.threads),
             f"{r.decisions_per_s:,.0f}",
+            f"{r.per_thread:,.0f}",
             f"{r.games_per_s:,.1f}" if r.games_per_s >= 10 else f"{r.games_per_s:.3g}",
             "" if r.bytes_per_game is None else f"{r.bytes_per_game:,.0f}",
         ]
-        cells += [f"{r.decisions_per_s / rate:.2f}x" if r.system == SYSTEM else "" for rate in peers.values()]
+        cells += [f"{r.vs[p]:.2f}x" if p in r.vs else "" for p in peers]
         lines.append("| " + " | ".join(cells) + " |")
     if settings is not None:
         lines.append("")
         lines.append(
             f"Median of {settings.reps} repetitions (at least {settings.min_reps}) of at least "
             f"{settings.min_seconds:g} s of whole games each, after {settings.warmup_seconds:g} s of warm-up; "
-            f"{settings.clock} clock. 'vs X': our decisions/s divided by X's."
+            f"{settings.clock} clock. 'vs X': our decisions/s divided by X's, in this run. 'engine': the "
+            "vector env's step, autoreset and legal mask without the observation. 'per thread': decisions/s / "
+            "threads (with the cpu clock, decisions/s is already per CPU second of all threads together)."
         )
         lines.append(_threads_line())
+    lines += [f"- {line}" for line in summary(rows)]
     lines += [f"- {n}" for n in notes]
     return "\n".join(lines)
+
+
+def summary(rows: Sequence[Row]) -> list[str]:
+    """Per game, at the largest batch: the vector env with and without observations, and the engine per thread."""
+    out = []
+    for game in dict.fromkeys(r.game for r in rows if r.system == SYSTEM):
+        ours = [r for r in rows if r.system == SYSTEM and r.game == game and r.interface in ("vector", "engine")]
+        if not ours:
+            continue
+        b = max(r.batch for r in ours)
+        vec = [r for r in ours if r.interface == "vector" and r.batch == b]
+        eng = sorted((r for r in ours if r.interface == "engine" and r.batch == b), key=lambda r: r.threads)
+        parts = [f"{game}, B={b}:"]
+        for r in vec + eng:
+            what = "vector env (observation + mask)" if r.interface == "vector" else "without observations"
+            vs = ", ".join(f"{x:.1f}x {p}" for p, x in r.vs.items())
+            parts.append(f"{what} on {r.threads} thread(s) {r.decisions_per_s:,.0f}/s" + (f" ({vs})" if vs else ""))
+        if eng:
+            parts.append("engine per thread: " + ", ".join(f"{r.per_thread:,.0f}/s on {r.threads}" for r in eng))
+        out.append(" ".join(parts[:1]) + " " + "; ".join(parts[1:]))
+    return out
 
 
 def _threads_line() -> str:

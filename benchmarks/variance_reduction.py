@@ -21,7 +21,9 @@ import numpy as np
 
 from agents.registry import split_specs
 from bobshat_env.games import make_game
-from train.evaluate import evaluate, layout_specs, mean_ci
+from train.evaluate.command import layout_specs
+from train.evaluate.statistics import mean_ci
+from train.evaluate.tournament import evaluate
 from train.variance import TERMS, crossfit_reduce, reduced_stats
 
 SUBSETS = {"chance": [0], "chance+bids": [0, 1], "all": [0, 1, 2]}
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     out = run(a.game, a.agents, a.deals, a.seed, a.layout, not a.no_duplicate, players=a.players)
     print(report(out), flush=True)
     if a.json:
-        from bobshat_env.paths import replace_bytes  # noqa: PLC0415 - the one atomic writer
+        from bobshat_env.paths import replace_bytes  # the one atomic writer
 
         replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode("utf-8"))
     return 0

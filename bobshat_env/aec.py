@@ -33,9 +33,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core import rng
-from .core.tricks import StepResult
 from .games import Game, make_game
-from .render import render as render_table
+from .text import render as render_table
 
 
 class CardGameEnv(AECEnv):
@@ -88,7 +87,7 @@ class CardGameEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[int(self.state.cur[0])]
         self._mask = self.game.legal_action_mask(self.state)
-        self._result = StepResult.uninitialized(1, self.game.players)  # reused by every step
+        self._result = self.game.new_result(1)  # reused by every step
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]

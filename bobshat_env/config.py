@@ -135,6 +135,16 @@ class OhHellConfig:
             )
 
     @property
+    def renege_mode(self) -> bool:
+        """False: Oh Hell has no renege rule (an illegal card is refused, never played)."""
+        return False
+
+    @property
+    def secret_bidding(self) -> bool:
+        """False: Oh Hell's bids are always open."""
+        return False
+
+    @property
     def start_size(self) -> int:
         return OH_START_SIZE[self.players]
 

@@ -54,7 +54,7 @@ class GameDescription:
 
     - ``render``: ``f(game, state, g, show_hands) -> str``, the text table;
     - ``play_text``: a class ``T(game)`` with the move names, input parsing
-      and explanations of ``bobshat play`` (see :mod:`bobshat_env.play`);
+      and explanations of ``bobshat play`` (see :mod:`bobshat_env.text`);
     - ``record_rules``: the records adapter class (:mod:`bobshat_env.records`);
     - ``heuristics``: the module of the heuristic bots, with
       ``simple_state_policy`` / ``strong_state_policy`` playouts on full states;
@@ -86,34 +86,34 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         title="Where's Bob's Hat?",
         config_cls=BobsHatConfig,
         cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
-        render="bobshat_env.render:render_bobs_hat",
-        play_text="bobshat_env.play:_BobsHatText",
-        record_rules="bobshat_env.records:_BobsHatRules",
+        render="bobshat_env.text.bobs_hat:render",
+        play_text="bobshat_env.text.bobs_hat:PlayText",
+        record_rules="bobshat_env.records.bobs_hat:BobsHatRules",
         heuristics="agents.heuristic_bobs_hat",
         agents=(
             ("simple", "agents.heuristic_bobs_hat:SimpleAgent"),
             ("strong", "agents.heuristic_bobs_hat:StrongAgent"),
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
-        bid_report="train.evaluate:BobsHatBids",
-        bid_oracle="train.bids:BobsHatOracle",
+        bid_report="train.evaluate.bobs_hat:BobsHatBids",
+        bid_oracle="train.bids.bobs_hat:BobsHatOracle",
     ),
     GameDescription(
         name="oh_hell",
         title="Oh Hell",
         config_cls=OhHellConfig,
         cli_options=("deal_style", "scoring"),
-        render="bobshat_env.render:render_oh_hell",
-        play_text="bobshat_env.play:_OhHellText",
-        record_rules="bobshat_env.records:_OhHellRules",
+        render="bobshat_env.text.oh_hell:render",
+        play_text="bobshat_env.text.oh_hell:PlayText",
+        record_rules="bobshat_env.records.oh_hell:OhHellRules",
         heuristics="agents.heuristic_oh_hell",
         agents=(
             ("simple", "agents.heuristic_oh_hell:SimpleAgent"),
             ("strong", "agents.heuristic_oh_hell:StrongAgent"),
             ("pimc", "agents.pimc:PIMCAgent"),
         ),
-        bid_report="train.evaluate:OhHellBids",
-        bid_oracle="train.bids:OhHellOracle",
+        bid_report="train.evaluate.oh_hell:OhHellBids",
+        bid_oracle="train.bids.oh_hell:OhHellOracle",
     ),
 )
 
@@ -178,6 +178,17 @@ class Game:
         return self.config.players
 
     @property
+    def renege_mode(self) -> bool:
+        """An illegal card that breaks follow suit is played as a renege (penalty, hand dealt again)
+        instead of refused: Bob's Hat's ``renege_mode`` option; never in Oh Hell."""
+        return self.config.renege_mode
+
+    @property
+    def secret_bids(self) -> bool:
+        """No seat sees another's bid until all have bid: Bob's Hat's ``secret_bidding`` option; never in Oh Hell."""
+        return self.config.secret_bidding
+
+    @property
     def n_actions(self) -> int:
         return int(self.module.N_ACTIONS)
 
@@ -214,6 +225,10 @@ class Game:
             self.config, state, actions, active=active, auto_deal=auto_deal, legal=legal, result=result
         )
 
+    def new_result(self, batch: int) -> Any:
+        """A step result for ``batch`` games, to pass to :meth:`step` again and again (a one-game loop)."""
+        return self.module.new_result(self.config, batch)
+
     def legal_action_mask(self, state: Any, out: np.ndarray | None = None) -> np.ndarray:
         return self.module.legal_action_mask(self.config, state, out=out)
 
@@ -242,7 +257,7 @@ class Game:
 
     def symmetry(self, view: str = "private") -> SuitSymmetry:
         """The relabelling of observations and actions that makes trump suit 0 (:mod:`bobshat_env.core.symmetry`)."""
-        from .core.symmetry import trump_canonical  # noqa: PLC0415 - only learners with symmetry need it
+        from .core.symmetry import trump_canonical  # only learners with symmetry need it
 
         return trump_canonical(self, view=view)
 
@@ -252,11 +267,11 @@ class Game:
         return load(getattr(self.description, part))
 
     def render(self, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
-        """Text table of game ``g`` of a batch (:mod:`bobshat_env.render`)."""
+        """Text table of game ``g`` of a batch (:mod:`bobshat_env.text`)."""
         return self.load("render")(self, state, g, show_hands)
 
     def play_text(self) -> Any:
-        """Move names, parsing and explanations for terminal play (:mod:`bobshat_env.play`)."""
+        """Move names, parsing and explanations, for the terminal and the web (:mod:`bobshat_env.text`)."""
         return self.load("play_text")(self)
 
     def agent_class(self, name: str) -> str | None:
@@ -266,7 +281,7 @@ class Game:
 
 def make_game(name: str = "bobs_hat", **options: Any) -> Game:
     """A :class:`Game` by name with its options; bad names or options raise ConfigError."""
-    from .core import game_module  # noqa: PLC0415 - the core (numba) loads with the first game
+    from .core import game_module  # the core (numba) loads with the first game
 
     description = describe(name)
     cfg = options.pop("config", None) or description.config_cls.from_dict(options)

@@ -48,8 +48,8 @@ from gymnasium import spaces
 from .core import rng
 from .core.bobs_hat import IllegalActionError
 from .games import Game, make_game
-from .render import render as render_table
 from .seating import SeatDispatch
+from .text import render as render_table
 
 ILLEGAL_MODES = ("penalty", "raise")
 REWARD_MODES = ("score", "relative")
@@ -130,7 +130,7 @@ class CardGameGymEnv(gymnasium.Env):
         bots = []
         for i, spec in enumerate(self._opponent_specs):
             if isinstance(spec, str):
-                from agents import make_agent  # noqa: PLC0415 - agents sit above the env package
+                from agents import make_agent  # agents sit above the env package
 
                 bots.append(make_agent(spec, self.game, seed=None if seed is None else seed * 1000 + i))
             else:
@@ -202,8 +202,7 @@ class CardGameGymEnv(gymnasium.Env):
     # -- internals
     def _renege_allowed(self, a: int) -> bool:
         """In renege mode a held card that breaks follow suit is a legal (costly) renege."""
-        cfg = self.game.config
-        if not getattr(cfg, "renege_mode", False) or not 0 <= a < self.game.module.N_CARDS:
+        if not self.game.renege_mode or not 0 <= a < self.game.module.N_CARDS:
             return False
         st = self.state
         return bool(st.phase[0] == self.game.module.PLAY and st.hands[0, self.seat, a])

@@ -15,7 +15,7 @@ from typing import Any
 from .aec import CardGameEnv, OrderEnforcing
 
 
-class raw_env(CardGameEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(CardGameEnv):  # PettingZoo's naming convention
     metadata = {**CardGameEnv.metadata, "name": "oh_hell_v0"}
 
     def __init__(self, render_mode: str | None = None, view: str = "private", **options: Any):

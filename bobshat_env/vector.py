@@ -78,7 +78,7 @@ class VectorEnv:
         self.num_envs = int(num_envs)
         self.view = view
         self.copy_obs = copy_obs
-        self._mask: np.ndarray | None = None
+        self._mask = np.empty((self.num_envs, self.game.n_actions), dtype=bool)  # the acting seats' legal actions
         self.num_players = self.game.players
         self.num_actions = self.game.n_actions
         self.obs_size = self.game.obs_size(view)
@@ -88,7 +88,7 @@ class VectorEnv:
         self._games_played = np.zeros(self.num_envs, dtype=np.int64)
         self._base: int | None = None
         self.state: Any = None
-        self._obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
+        self._obs = np.empty((self.num_envs, self.obs_size), dtype=np.float32)  # every cell written each step
         self.record = record
         self.agent_names = agent_names
         self._recorder: Any = None
@@ -127,7 +127,8 @@ class VectorEnv:
         return self._timestep(rewards, done, final)
 
     def _timestep(self, rewards: np.ndarray, done: np.ndarray, final: np.ndarray) -> TimeStep:
-        self._mask = self.game.legal_action_mask(self.state)
+        """The step's results with the acting seats' masks and observations, written into reused buffers."""
+        self.game.legal_action_mask(self.state, out=self._mask)
         obs = self.game.observe(self.state, view=self.view, out=self._obs)
         obs = obs.copy() if self.copy_obs else obs
         return TimeStep(obs, self._mask.copy(), self.state.cur.astype(np.int64), rewards, done, final)

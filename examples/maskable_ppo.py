@@ -18,14 +18,16 @@ import time
 
 import numpy as np
 
+from bobshat_env.games import GAMES, describe
 from bobshat_env.gym import CardGameGymEnv
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The example's flags: the game, the opponents, the budget, the evaluation."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", default="bobs_hat", choices=("bobs_hat", "oh_hell"))
+    p.add_argument("--game", default=GAMES[0], choices=GAMES)
     p.add_argument("--players", type=int, default=4)
-    p.add_argument("--hands", type=int, default=2, help="Bob's Hat hands per game (short games learn faster)")
+    p.add_argument("--hands", type=int, default=2, help="hands per game, where a game has them (fewer: faster)")
     p.add_argument("--opponents", default="random", help="agent spec(s) for the other seats")
     p.add_argument("--timesteps", type=int, default=4096, help="learner decisions to train on")
     p.add_argument("--eval-games", type=int, default=100)
@@ -35,8 +37,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def make_env(args: argparse.Namespace) -> CardGameGymEnv:
+    """The learner's Gymnasium env; ``--hands`` goes to a game whose description lists it as an option."""
     options = {"players": args.players}
-    if args.game == "bobs_hat":
+    if "hands" in describe(args.game).cli_options:
         options["hands"] = args.hands
     return CardGameGymEnv(args.game, opponents=args.opponents, **options)
 
@@ -55,8 +58,9 @@ def evaluate(env: CardGameGymEnv, policy, games: int, seed: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    import torch  # noqa: PLC0415
-    from sb3_contrib import MaskablePPO  # noqa: PLC0415 - optional extra [sb3]
+    """Train MaskablePPO against the opponents, then compare it with its untrained self and random play."""
+    import torch
+    from sb3_contrib import MaskablePPO  # optional extra [sb3]
 
     args = parse_args(argv)
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the env for the cores
@@ -75,6 +79,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     eval_env = make_env(args)
 
     def greedy(o, m):
+        """The model's most probable legal action."""
         return int(model.predict(o, action_masks=m, deterministic=True)[0])
 
     # an untrained network's greedy play is not uniform, so it is its own baseline

@@ -122,13 +122,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def build_config(args: argparse.Namespace) -> Any:
     """The PPOConfig: our AEC env through RLlib's PettingZoo wrapper, every seat on one masked module."""
-    from ray.rllib.algorithms.ppo import PPOConfig  # noqa: PLC0415
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # noqa: PLC0415
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: PLC0415
-    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv  # noqa: PLC0415
-    from ray.tune.registry import register_env  # noqa: PLC0415
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+    from ray.tune.registry import register_env
 
-    from bobshat_env import bobs_hat_v0  # noqa: PLC0415
+    from bobshat_env import bobs_hat_v0
 
     register_env("bobshat_bobs_hat", lambda cfg: PettingZooEnv(bobs_hat_v0.env(**cfg)))
     return (
@@ -164,18 +164,18 @@ def build_config(args: argparse.Namespace) -> Any:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
-    import ray  # noqa: PLC0415
+    import ray
 
     # One thread per process, as `bobshat train` runs (torch_threads: 1): on a busy 2-core machine torch's default
     # pool made each batch-1 forward pass of the sampling loop take ~7 ms instead of ~0.1 ms.
     torch.set_num_threads(1)
 
-    from agents import register  # noqa: PLC0415
-    from bobshat_env.games import make_game  # noqa: PLC0415
-    from train.evaluate import evaluate  # noqa: PLC0415
+    from agents import register
+    from bobshat_env.games import make_game
+    from train.evaluate import evaluate
 
     if args.env_runners and __name__ != "__main__":  # EnvRunner actors need this module's classes by value
-        import cloudpickle  # noqa: PLC0415
+        import cloudpickle
 
         cloudpickle.register_pickle_by_value(sys.modules[__name__])
     owned = not ray.is_initialized()

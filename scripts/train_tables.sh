@@ -36,7 +36,7 @@ mkdir -p "$OUT"
 WORKERS="${WORKERS:-2}"
 EVAL_PY=$(cat <<'EOF'
 import json, os, sys
-from agents.ppo_agent import load_checkpoint
+from agents.checkpoint import load_checkpoint
 from bobshat_env.games import make_game
 from train.evaluate import evaluate, format_report
 
@@ -66,7 +66,7 @@ for t in "${TABLES[@]}"; do
     extra+=(--resume)  # an interrupted run continues
   fi
   if [ ! -f "$OUT/$t.train.json" ]; then
-    python -m bobshat_env.cli train --config "configs/$t.yaml" --runs-dir "$OUT" --run-name "$t" "${extra[@]}" \
+    python -m bobshat_env.app.cli train --config "configs/$t.yaml" --runs-dir "$OUT" --run-name "$t" "${extra[@]}" \
       | tee "$OUT/$t.train.log"
     tail -n 1 "$OUT/$t.train.log" > "$OUT/$t.train.json"  # the run's summary line
   fi

@@ -7,7 +7,7 @@ that is, for the command, a fresh process: its own folder (``cwd``), stdin
 from /dev/null, stdout and stderr to files, a memory limit (a command that
 tries to allocate 500 GiB gets a MemoryError, not the machine's swap), its own
 process group (killed whole on timeout, workers included). The child runs
-``bobshat_env.cli.main(argv)`` as the console script would: an uncaught
+``bobshat_env.app.cli.main(argv)`` as the console script would: an uncaught
 exception prints its traceback and exits 1, exactly what a user would see.
 
 ``stub: true`` checks arguments without doing the work: the first call into
@@ -39,7 +39,7 @@ ACCEPTED = "fuzz-runner: the command accepted its arguments and began its work"
 MEMORY_HEADROOM = 4 * 2**30  # bytes of address space a child may add to the warm parent's
 
 
-class WorkStarted(BaseException):  # noqa: N818 - BaseException: no `except Exception` in the command catches it
+class WorkStarted(BaseException):  # BaseException: no `except Exception` in the command catches it
     """Raised by a stub: the arguments were accepted and the work would begin here."""
 
 
@@ -49,9 +49,9 @@ WORK = {
     "concurrent.futures": ["ProcessPoolExecutor.__init__"],  # worker processes (eval, bids --workers)
     "multiprocessing.pool": ["Pool.__init__"],
     "train.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
-    "train.ppo": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer and pool built, rollouts next
+    "train.ppo.collector": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer, pool built
     "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
-    "train.bids": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
+    "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
 }
@@ -63,7 +63,7 @@ def _stub(*args: Any, **kwargs: Any) -> Any:
 
 def install_stubs() -> list[tuple[Any, str, Any]]:
     """Put the stubs in place; what they replaced, for restore_stubs."""
-    import importlib  # noqa: PLC0415
+    import importlib
 
     saved = []
     for modname, attrs in WORK.items():
@@ -84,31 +84,31 @@ def restore_stubs(saved: list[tuple[Any, str, Any]]) -> None:
 def warm() -> None:
     """Import what the commands use and compile the kernels once, here, for every child to inherit."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch  # noqa: PLC0415
+    import torch
 
     torch.set_num_threads(1)
-    import importlib  # noqa: PLC0415
+    import importlib
 
     for name in (
-        "bobshat_env.cli",
+        "bobshat_env.app.cli",
         "agents",
         "train.evaluate",
         "train.bids",
         "train.exploit",
-        "train.ppo",
+        "train.ppo.run",
         "benchmarks.throughput",
-        "bobshat_env.web.app",
+        "bobshat_env.app.web.app",
         "uvicorn",
         *WORK,
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     with contextlib.suppress(ImportError):  # eval --plot and bids --plot draw with it
-        import matplotlib  # noqa: PLC0415
+        import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot  # noqa: F401, PLC0415
-    from bobshat_env.cli import main  # noqa: PLC0415
+        import matplotlib.pyplot  # PLC0415
+    from bobshat_env.app.cli import main
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         cwd = os.getcwd()
@@ -155,7 +155,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from bobshat_env.cli import main  # noqa: PLC0415
+        from bobshat_env.app.cli import main
 
         if req.get("stub"):
             install_stubs()

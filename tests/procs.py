@@ -106,7 +106,7 @@ def start(args: list[str], cwd: Path, **env_vars: str) -> subprocess.Popen:
     worker instead of the command.
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
-    argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.cli", *args]
+    argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.app.cli", *args]
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
     proc.stdout_file, proc.stderr_file = out, err  # type: ignore[attr-defined]

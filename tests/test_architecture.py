@@ -24,7 +24,7 @@ import pytest
 from bobshat_env.games import DESCRIPTIONS, GAMES
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("bobshat_env", "agents", "train")
+PACKAGES = ("bobshat_env", "agents", "train", "benchmarks", "examples")  # every module of ours, scripts included
 FLOORS = ("core", "adapters", "agents", "train", "cli/serve")
 FRAMEWORKS = ("gymnasium", "pettingzoo", "torch", "ray", "tensorboard", "matplotlib", "openskill", "yaml")
 
@@ -39,12 +39,12 @@ def floor_of(module: str) -> int | None:
     if top == "bobshat_env":
         if module == "bobshat_env" or _within(module, "bobshat_env.core") or _within(module, "bobshat_env.config"):
             return 0
-        if any(_within(module, f"bobshat_env.{m}") for m in ("cli", "play", "web")):
-            return 4  # the terminal game and the web app drive agents and records
+        if _within(module, "bobshat_env.app"):
+            return 4  # the command line, the terminal game and the web app drive agents, train and records
         if _within(module, "bobshat_env.gym"):
             return 2  # its opponents are agent specs: it sits with the agents
         return 1
-    return {"agents": 2, "train": 3, "benchmarks": 4}.get(top)
+    return {"agents": 2, "train": 3, "benchmarks": 4, "examples": 4}.get(top)  # scripts sit on the top floor
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -96,16 +96,18 @@ def test_floor_checker_catches_upward_imports():
     assert floor_violations("bobshat_env.core.x", "from ..records import Recorder\n")
     assert floor_violations("bobshat_env.core.x", "import torch\n")
     assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
-    assert floor_violations("bobshat_env.records", "from . import cli\n")
+    assert floor_violations("bobshat_env.records", "from .app import cli\n")
+    assert floor_violations("bobshat_env.text", "from .app.terminal import TerminalGame\n")
+    assert floor_violations("bobshat_env.records.recorder", "from ..app.cli import main\n")  # the package's modules too
     assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
-    assert floor_violations("train.ppo", "from bobshat_env.cli import main\n")
-    assert floor_violations("agents.registry", "from bobshat_env.web.session import GameSession\n")
+    assert floor_violations("train.ppo", "from bobshat_env.app.cli import main\n")
+    assert floor_violations("agents.registry", "from bobshat_env.app.web.session import GameSession\n")
     # what is allowed: downward, sideways, third party above the core, the CLI's lazy imports
     assert not floor_violations("bobshat_env.core.symmetry", "from . import game_module\nfrom .observe import x\n")
     assert not floor_violations("agents.features", "import torch\nfrom bobshat_env.core import game_module\n")
-    assert not floor_violations("bobshat_env.cli", "def f():\n    from train.evaluate import cli_eval\n")
+    assert not floor_violations("bobshat_env.app.cli", "def f():\n    from train.evaluate import cli_eval\n")
     assert not floor_violations("bobshat_env.core", "from .bobs_hat import NAME\n", is_package=True)
-    assert not floor_violations("bobshat_env.web.session", "from agents import make_agent\nfrom ..play import x\n")
+    assert not floor_violations("bobshat_env.app.web.session", "from agents import make_agent\nfrom ..play import x\n")
 
 
 @pytest.mark.parametrize("module, path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
@@ -116,9 +118,9 @@ def test_no_module_imports_from_a_floor_above(module, path):
 
 def test_cli_module_level_stays_light():
     """`bobshat --help` must not load torch, the agents or the trainer: the CLI imports them inside commands."""
-    source = (ROOT / "bobshat_env" / "cli.py").read_text()
+    source = (ROOT / "bobshat_env" / "app" / "cli.py").read_text()
     heavy = ("agents", "train", "benchmarks", "torch", "numba", "bobshat_env.core")
-    at_top = [t for _, t, top in _imports("bobshat_env.cli", source) if top]
+    at_top = [t for _, t, top in _imports("bobshat_env.app.cli", source) if top]
     assert at_top and not [t for t in at_top if any(_within(t, h) for h in heavy)]
 
 
@@ -183,7 +185,7 @@ def test_name_checker_catches_branches():
     )
     assert name_branches(allowed) == []
     assert _is_description_module(Path("core/bobs_hat.py")) and _is_description_module(Path("heuristic_oh_hell.py"))
-    assert not _is_description_module(Path("render.py")) and not _is_description_module(Path("records.py"))
+    assert not _is_description_module(Path("text/__init__.py")) and not _is_description_module(Path("records.py"))
 
 
 def test_no_module_outside_the_descriptions_branches_on_a_game_name():
@@ -207,3 +209,168 @@ def test_every_description_entry_point_loads():
             assert callable(load(entry)), (d.name, name)
         assert game.module.NAME == d.name and game.deck.n_cards > 0
         assert set(d.cli_options) <= set(d.config_cls.__dataclass_fields__)
+
+
+# --------------------------------------------------------------------------
+# Short functions on the app floor and in the game text
+def long_functions(source: str, limit: int = 100) -> list[str]:
+    """Functions (methods, nested ones) longer than ``limit`` lines, with their length."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines, line {node.lineno})"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_app_and_text_functions_stay_short():
+    """No function over 100 lines in bobshat_env/app/ and bobshat_env/text/ (handlers and parsers one per job)."""
+    assert long_functions("def f():\n" + "    x = 1\n" * 100) == ["f (101 lines, line 1)"]
+    assert long_functions("def f():\n" + "    x = 1\n" * 99) == []
+    found = {
+        str(path.relative_to(ROOT)): bad
+        for folder in ("app", "text")
+        for path in sorted((ROOT / "bobshat_env" / folder).rglob("*.py"))
+        if (bad := long_functions(path.read_text()))
+    }
+    assert found == {}
+# No import circles
+CYCLE_ROOTS = ("bobshat_env", "agents", "train", "benchmarks", "examples")
+
+
+def _our_sources() -> dict[str, tuple[str, bool]]:
+    """Every module of ours: name -> (source, is a package's ``__init__``)."""
+    out = {}
+    for root in CYCLE_ROOTS:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = (path.read_text(), path.name == "__init__.py")
+    return out
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports, at module level or inside functions (a lazy import only
+    defers a circle; the two modules still cannot be read, tested or changed apart).
+
+    ``from a.b import c`` is an edge to ``a.b.c`` where that is a module, else to ``a.b``; ``import a.b.c``
+    to the longest of ``a.b.c``, ``a.b``, ``a`` that is one. Importing ``a.b.c`` also runs the package
+    ``a.b``'s ``__init__``, but that is Python's order of loading, not a dependency: a package whose
+    ``__init__`` re-exports its modules would otherwise be a circle with each of them."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+
+    def ours(name: str) -> str | None:
+        while name and name not in sources:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for module, (source, is_package) in sources.items():
+        package = module if is_package else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(source)):
+            targets: list[str | None] = []
+            if isinstance(node, ast.Import):
+                targets = [ours(a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")
+                    base = ".".join([*up[: len(up) - node.level + 1], *([node.module] if node.module else [])])
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in sources else ours(base) for a in node.names]
+            graph[module] |= {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: one per strongly connected group of modules (Tarjan), each shown as a
+    path ``a -> b -> ... -> a`` through the group."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [_path_through(graph, group) for group in groups]
+
+
+def _path_through(graph: dict[str, set[str]], group: set[str]) -> list[str]:
+    """A circle inside ``group`` (strongly connected): from its first module, breadth-first back to it."""
+    start = min(group)
+    came: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        v = todo.pop(0)
+        for w in sorted(graph[v] & group):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(came[path[-1]])
+                return [*reversed(path), start]
+            if w not in came:
+                came[w] = v
+                todo.append(w)
+    raise AssertionError(f"{sorted(group)} is not strongly connected")
+
+
+def test_cycle_checker_catches_circles():
+    def cycles(**modules: str) -> list[list[str]]:
+        sources = {name.replace("__", "."): (text, False) for name, text in modules.items()}
+        return import_cycles(import_graph(sources))
+
+    # a lazy import closing the circle counts; so do `from package import module` and relative imports
+    found = cycles(train__a="from train.b import x\n", train__b="def f():\n    from train.a import y\n")
+    assert found == [["train.a", "train.b", "train.a"]]
+    assert cycles(train__a="from train import b\n", train__b="from . import a\n", train="")
+    assert cycles(train__a="import train.b.c\n", train__b__c="from ..a import f\n", train__b="")
+    # the old trainer's two circles, as they were: ppo <-> exploit and ppo <-> rollout_workers (lazy)
+    old = cycles(
+        train__ppo="def f():\n    from train.exploit import add_exploiter\n"
+        "def g():\n    from train.rollout_workers import RolloutWorkers\n",
+        train__exploit="from train.ppo import Args, train\n",
+        train__rollout_workers="from train.ppo import Args, Rollout\n",
+    )
+    assert old == [["train.exploit", "train.ppo", "train.exploit"]]  # one group of three modules, shown by a path
+    assert set(import_graph({"train.a": ("import train.b\n", False), "train.b": ("", False)})["train.a"]) == {"train.b"}
+    # not circles: one direction only; a package's __init__ re-exporting its modules; outside modules
+    assert not cycles(train__a="from train.b import x\n", train__b="import numpy\nfrom bobshat_env import y\n")
+    assert not cycles(train__p="from train.p.m import f\n", train__p__m="import os\n")
+
+
+# Circles left to their owners' change, each named by its modules: only ever removed from. evaluate.py imports
+# variance.py lazily and variance.py imports evaluate's mean_ci lazily (issue 27's split of train/evaluate.py).
+# Each game's core module binds its observation and public-state functions (the GameRules contract),
+# and core/observe.py and core/resample.py read that game's phases, bid codes and State: one circle per
+# game, made visible when issue 27 removed the module __getattr__ that hid it. Left open: moving each
+# game's observation and public state into its own module breaks it (see the issue's closing note).
+KNOWN_CIRCLES: set[frozenset[str]] = {
+    frozenset({"bobshat_env.core.bobs_hat", "bobshat_env.core.observe"}),
+    frozenset({"bobshat_env.core.bobs_hat", "bobshat_env.core.resample"}),
+    frozenset({"bobshat_env.core.oh_hell", "bobshat_env.core.observe"}),
+    frozenset({"bobshat_env.core.oh_hell", "bobshat_env.core.resample"}),
+}
+
+
+def test_no_import_cycles_among_our_modules():
+    """No two modules of ours import each other, directly or around a circle, lazily or not (issue 27:
+    train.ppo <-> train.exploit and train.ppo <-> train.rollout_workers were)."""
+    found = import_cycles(import_graph(_our_sources()))
+    assert [c for c in found if frozenset(c) not in KNOWN_CIRCLES] == []

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from agents.base import sample_masked
 from benchmarks import throughput
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
+from bobshat_env.games import GAMES
 
-KEYS = {"system", "game", "interface", "batch", "decisions_per_s", "games_per_s", "bytes_per_game"}
+KEYS = {"system", "game", "interface", "batch", "decisions_per_s", "games_per_s", "bytes_per_game", "threads", "vs"}
 
 
 def _check_rows(rows: list[dict]) -> None:
@@ -21,14 +23,21 @@ def _check_rows(rows: list[dict]) -> None:
     for row in rows:
         assert set(row) == KEYS
         assert isinstance(row["system"], str) and isinstance(row["game"], str)
-        assert row["interface"] in ("vector", "aec")
+        assert row["interface"] in ("vector", "engine", "aec")
         assert isinstance(row["batch"], int) and row["batch"] >= 1
+        assert isinstance(row["threads"], int) and row["threads"] >= 1
         assert row["decisions_per_s"] > 0 and math.isfinite(row["decisions_per_s"])
         assert row["games_per_s"] > 0 and math.isfinite(row["games_per_s"])
         if row["system"] == throughput.SYSTEM:
             assert row["bytes_per_game"] > 0
         else:
-            assert row["bytes_per_game"] is None
+            assert row["bytes_per_game"] is None and row["vs"] == {} and row["threads"] == 1
+    peers = {r["system"]: r["decisions_per_s"] for r in rows if r["system"] != throughput.SYSTEM}
+    for row in rows:  # each of our rows against each peer of the same run
+        if row["system"] == throughput.SYSTEM:
+            assert row["vs"].keys() == peers.keys()
+            for peer, ratio in row["vs"].items():
+                assert ratio == pytest.approx(row["decisions_per_s"] / peers[peer])
 
 
 def test_bench_tiny_json(tmp_path):
@@ -38,13 +47,40 @@ def test_bench_tiny_json(tmp_path):
     assert data == [asdict(r) for r in rows]
     _check_rows(data)
     ours = {(r["game"], r["interface"], r["batch"]) for r in data if r["system"] == "bobshat"}
-    assert {("bobs_hat", "vector", 1), ("bobs_hat", "vector", 3), ("bobs_hat", "aec", 1)} <= ours
+    for game in GAMES:  # every game, the engine without observations at the largest batch
+        assert {(game, "vector", 1), (game, "vector", 3), (game, "engine", 3), (game, "aec", 1)} <= ours
+    assert any(r["system"] == "open_spiel" for r in data), "the tests' environment has OpenSpiel"
     # Bob's Hat games have a fixed length, so a vector cycle is exactly one game per slot:
     # games/s * decisions per game == decisions/s.
     bh = [r for r in data if r["system"] == "bobshat" and r["game"] == "bobs_hat"]
     per_game = {r["decisions_per_s"] / r["games_per_s"] for r in bh}
     assert max(per_game) - min(per_game) < 1e-6 * max(per_game)
     assert "decisions/s" in table and "bobs_hat" in table
+    assert "| bobshat | bobs_hat | engine | 3 | 1 |" in table and "| vs open_spiel |" in table
+    assert "bobs_hat, B=3: vector env (observation + mask) on 1 thread(s)" in table
+
+
+def test_engine_rows_on_all_threads_and_on_one():
+    """At a batch the kernels split over threads, the engine is measured on all of numba's threads and on one."""
+    import numba
+
+    from bobshat_env.core.compiled import PARALLEL_MIN_BATCH
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+    with throughput.numba_threads(2):
+        rows, _ = throughput.run((PARALLEL_MIN_BATCH,), throughput.TINY, peers=False, games=("bobs_hat",))
+    engine = sorted(r.threads for r in rows if r.interface == "engine")
+    assert engine == [1, 2]
+    assert [r.threads for r in rows if r.interface == "vector"] == [2]
+
+
+def test_the_harness_does_not_branch_on_game_names():
+    """Issue 27: it asks the games (bobshat_env.games.GAMES), as tests/test_architecture.py checks the packages."""
+    from test_architecture import name_branches
+
+    source = (Path(throughput.__file__)).read_text()
+    assert name_branches(source) == []
 
 
 def test_bench_cli_tiny(tmp_path, capsys):

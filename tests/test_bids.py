@@ -1,4 +1,4 @@
-"""The bidding benchmark (train/bids.py): exact oracle values on hand-built deals, regret's
+"""The bidding benchmark (train/bids/): exact oracle values on hand-built deals, regret's
 invariants, the JSON schema, the command line and its errors."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.games import make_game
 from train import bids
-from train.bids import decision_values, measure, regrets, report_json
+from train.bids import bidders, decision_values, measure, regrets, report, report_json
 
 SUITS = ("blue", "red", "black")
 
@@ -163,7 +163,7 @@ def test_json_schema_is_the_documented_one(small_runs, tmp_path):
     text = json.dumps(doc)  # plain JSON: no NaN, no NumPy types
     assert "NaN" not in text
     doc = json.loads(text)
-    assert doc["schema"] == "bobshat.bids/1" == bids.SCHEMA and doc["suite"] is None
+    assert doc["schema"] == "bobshat.bids/1" == report.SCHEMA and doc["suite"] is None
     keys = _json_keys(doc, set())
     documented = _doc_keys()
     assert keys <= documented, f"undocumented keys: {sorted(keys - documented)}"
@@ -206,16 +206,17 @@ def test_bad_inputs_are_clear_errors(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="bad agent option"):
         measure(bh_game, ["pimc:worlds"], deals=1)
     with pytest.raises(ValueError, match=r"--play 'ppo:checkpoints/bobs_hat_4p.pt'.*cannot play oh_hell"):
-        measure(oh_game, ["random"], deals=1, play=f"ppo:{bids.ROOT / 'checkpoints' / 'bobs_hat_4p.pt'}")
+        measure(oh_game, ["random"], deals=1, play=f"ppo:{bidders.ROOT / 'checkpoints' / 'bobs_hat_4p.pt'}")
     with pytest.raises(ValueError, match="worlds must be an integer >= 1, got 0"):
         measure(bh_game, ["random"], deals=1, worlds=0)
     with pytest.raises(ValueError, match="deals must be"):
         measure(bh_game, ["random"], deals=0)
     assert (
-        bids.resolve_bidder("shipped", oh_game).endswith("oh_hell_4p.pt") and bids.resolve_bidder("x", oh_game) == "x"
+        bidders.resolve_bidder("shipped", oh_game).endswith("oh_hell_4p.pt")
+        and bidders.resolve_bidder("x", oh_game) == "x"
     )
     with monkeypatch.context() as m:  # a table without a shipped checkpoint (every table has one in checkpoints/)
-        m.setattr(bids, "ROOT", tmp_path)
+        m.setattr(bidders, "ROOT", tmp_path)
         with pytest.raises(ValueError, match="no shipped policy for bobs_hat with 3 players"):
             measure(make_game("bobs_hat", players=3), ["shipped"], deals=1)
     with pytest.raises(ValueError, match="named twice"):

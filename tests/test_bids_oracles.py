@@ -1,4 +1,4 @@
-"""The bidding benchmark's oracles (train/bids.py) against values worked out independently in the test.
+"""The bidding benchmark's oracles (train/bids/) against values worked out independently in the test.
 
 One-card Oh Hell hands: every card play is forced, so a bid's value in a
 deal follows from the cards alone (who wins the one trick, who made their
@@ -22,8 +22,7 @@ from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import oh_parse_card as card
 from bobshat_env.core.resample import sample_hands
 from bobshat_env.games import make_game
-from train import bids
-from train.bids import decision_values, measure, regrets
+from train.bids import bidders, decision_values, measure, regrets
 
 SPADES = 2  # trump: the turned card is 2S
 OTHERS_BIDS = {1: 1, 2: 1, 3: 0}  # seats 1, 2, 3 bid before the dealer (seat 0), who bids last
@@ -235,13 +234,13 @@ def test_report_numbers_follow_from_the_decisions(short_run):
 
 def test_which_play_policies_count_as_sampling():
     game = make_game("oh_hell", players=4)
-    ck = bids.ROOT / "checkpoints" / "oh_hell_4p.pt"
+    ck = bidders.ROOT / "checkpoints" / "oh_hell_4p.pt"
     for spec, sampling in (
         ("random", True), ("strong", False), ("simple", False),
         (f"ppo:{ck}", False), (f"ppo:{ck},sample=true", True),
     ):  # fmt: skip
-        assert bids._is_sampling(make_agent(spec, game, seed=0)) is sampling, spec
+        assert bidders.is_sampling(make_agent(spec, game, seed=0)) is sampling, spec
     strong, rnd = make_agent("strong", game), make_agent("random", game, seed=0)
-    assert bids._is_sampling(CompositeAgent(game, strong, rnd, name="x")) and not bids._is_sampling(
+    assert bidders.is_sampling(CompositeAgent(game, strong, rnd, name="x")) and not bidders.is_sampling(
         CompositeAgent(game, strong, strong, name="y")
     )

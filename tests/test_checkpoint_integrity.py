@@ -9,16 +9,15 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.ppo_agent import (
+from agents.checkpoint import (
     CHECKSUM_KEY,
     META_KEY,
     CheckpointError,
-    PolicyNet,
     checkpoint_digest,
     load_checkpoint,
-    load_policy,
     save_checkpoint,
 )
+from agents.ppo_agent import PolicyNet, load_policy
 from bobshat_env.games import make_game
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +120,7 @@ def test_metadata_that_does_not_fit_the_tensors_is_refused_before_building_the_n
     ],
 )
 def test_resuming_from_a_tampered_training_state_names_the_file_and_part(tmp_path, capsys, change, part):
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     smoke = str(ROOT / "configs" / "smoke.yaml")
     argv = ["train", "--config", smoke, "--runs-dir", str(tmp_path), "--total-decisions", "256"]

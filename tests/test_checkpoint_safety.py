@@ -17,10 +17,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.ppo_agent import CheckpointError, load_checkpoint  # noqa: E402
-from bobshat_env.cli import main  # noqa: E402
+from agents.checkpoint import (  # noqa: E402
+    CheckpointError,
+    load_checkpoint,
+    load_training_state,
+)
+from bobshat_env.app.cli import main  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
-from train.ppo import load_training_state  # noqa: E402
 
 
 class WritesAFile:
@@ -71,7 +74,7 @@ def test_a_checkpoint_that_would_run_code_is_refused(make, tmp_path, capsys):
     for read in (
         lambda: load_checkpoint(path),
         lambda: make_agent(f"ppo:{path}", game),
-        lambda: load_training_state(path, None, game, None, None, None),  # what --resume reads
+        lambda: load_training_state(path, None, None, None, lambda meta: None),  # what --resume reads
     ):
         with pytest.raises(CheckpointError) as err:
             read()

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.ppo_agent import PolicyNet, load_checkpoint, remove_stale_temporaries, save_checkpoint
-from bobshat_env.cli import main
+from agents.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
+from agents.ppo_agent import PolicyNet
+from bobshat_env.app.cli import main
 from bobshat_env.paths import AtomicFile
 
 ROOT = Path(__file__).resolve().parents[1]

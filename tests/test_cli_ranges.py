@@ -9,7 +9,7 @@ import argparse
 import pytest
 
 from bobshat_env import cli
-from bobshat_env.cli import build_parser, main
+from bobshat_env.app.cli import build_parser, main
 
 BIG = "9" * 30
 

@@ -13,17 +13,9 @@ import pytest
 import torch
 
 from agents import make_agent
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.features import TrickFeatures
-from agents.ppo_agent import (
-    CheckpointError,
-    PolicyNet,
-    PPOAgent,
-    load_checkpoint,
-    load_policy,
-    resolve_device,
-    sample_actions,
-    save_checkpoint,
-)
+from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, resolve_device, sample_actions
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv

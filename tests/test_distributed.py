@@ -16,7 +16,7 @@ import threading
 import pytest
 from procs import ray_tmpdir
 
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.games import make_game
 from bobshat_env.records import read_jsonl, replay_record
 from train.distributed import DistributedError, check_address, import_ray, preflight, ray_session
@@ -33,8 +33,8 @@ def _without_run(s: dict) -> dict:
 def test_no_ray_import_without_ray_options() -> None:
     """The single-process paths never import Ray: the CLI, evaluation and training modules load without it."""
     code = (
-        "import sys; import bobshat_env.cli, train.evaluate, train.distributed, train.ppo, train.rollout_workers; "
-        "from bobshat_env.cli import main; "
+        "import sys; import bobshat_env.app.cli, train.evaluate, train.distributed, train.ppo, train.rollout_workers; "
+        "from bobshat_env.app.cli import main; "
         "main(['eval', '--deals', '2', '--quiet', '--agents', 'random,random,random,random']); "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 
 
 def test_eval_json_dash_puts_only_json_on_stdout(tmp_path, capsys):
@@ -50,10 +50,14 @@ def test_outputs_are_refused_before_the_run(tmp_path, monkeypatch, capsys, argv,
     "wrote x"; a bad --plot extension was refused after the tournament; `--records -` wrote a file named -."""
     import agents.arena
     import benchmarks.throughput
-    import train.bids
-    import train.evaluate
+    import train.bids.command
+    import train.evaluate.command
 
-    for mod, name in [(train.evaluate, "cli_eval"), (train.bids, "cli_bids"), (benchmarks.throughput, "bench")]:
+    for mod, name in [
+        (train.evaluate.command, "cli_eval"),
+        (train.bids.command, "cli_bids"),
+        (benchmarks.throughput, "bench"),
+    ]:
         monkeypatch.setattr(mod, name, _never)
     monkeypatch.setattr(agents.arena, "play_games", _never)
     monkeypatch.chdir(tmp_path)

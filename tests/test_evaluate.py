@@ -1,4 +1,4 @@
-"""Duplicate tournaments (train/evaluate.py): deals, statistics, JSON report, workers, command line."""
+"""Duplicate tournaments (train/evaluate/): deals, statistics, JSON report, workers, command line."""
 
 from __future__ import annotations
 
@@ -12,23 +12,15 @@ import pytest
 from agents import make_agent, register
 from agents.arena import play_games
 from agents.base import RandomAgent
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.core import rng
 from bobshat_env.games import make_game
 from bobshat_env.records import read_jsonl, replay_record
-from train.evaluate import (
-    Evaluation,
-    clustered_mean_ci,
-    evaluate,
-    format_report,
-    make_seatings,
-    mean_ci,
-    new_counters,
-    play_duplicate,
-    plot,
-    t_quantile_975,
-    win_shares,
-)
+from train.evaluate.duplicate import make_seatings, play_duplicate
+from train.evaluate.plots import plot
+from train.evaluate.report import Evaluation, format_report
+from train.evaluate.statistics import clustered_mean_ci, mean_ci, t_quantile_975, win_shares
+from train.evaluate.tournament import evaluate, new_counters
 
 
 class _FirstLegal:
@@ -323,7 +315,7 @@ def test_win_shares_split_a_shared_first_place():
 
 
 def test_layout_seats_two_entrants_and_reports_their_paired_difference(tmp_path, capsys) -> None:
-    from train.evaluate import layout_specs
+    from train.evaluate.command import layout_specs
 
     assert layout_specs(["a", "b"], "2v2", 4) == ["a", "a", "b", "b"]
     assert layout_specs(["a", "b"], "1V4", 5) == ["a", "b", "b", "b", "b"]

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from agents.checkpoint import save_checkpoint
 from agents.features import TrickFeatures
-from agents.ppo_agent import PolicyNet, load_policy, save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy
 from bobshat_env.core.cards import BH_IS_HAT_CARD, BOBS_HAT_DECK, OH_HELL_DECK
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game

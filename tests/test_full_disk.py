@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from mounts import fill, tmpfs
 
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.paths import AtomicFile, OutputWriteError, append_lines, replace_bytes
 from bobshat_env.records import JsonlWriter, read_jsonl, write_jsonl
 
@@ -179,7 +179,8 @@ def test_a_killed_records_writer_leaves_a_temporary_that_the_next_run_removes(tm
 
 _SAVE = """
 import resource, signal, sys, torch
-from agents.ppo_agent import PolicyNet, save_checkpoint
+from agents.checkpoint import save_checkpoint
+from agents.ppo_agent import PolicyNet
 step, limit = int(sys.argv[2]), int(sys.argv[3])
 torch.manual_seed(step)
 net = PolicyNet(64, 8, (256, 256))
@@ -214,7 +215,7 @@ def test_a_kill_in_the_middle_of_a_checkpoint_save_leaves_the_old_one_loadable(t
     """Issue 25: a process writing a checkpoint is killed (SIGXFSZ, by a file size limit) once it has written
     half of it. The old checkpoint must load, whole and checked; the next save removes the dead temporary.
     Fails with ``torch.save(blob, path)`` to the real path (the old test made torch.save raise before writing)."""
-    from agents.ppo_agent import load_checkpoint, save_checkpoint
+    from agents.checkpoint import load_checkpoint, save_checkpoint
 
     path = tmp_path / "ckpt.pt"
     save_checkpoint(path, *_tensors(1))

@@ -1,6 +1,6 @@
 """Property-based fuzzing of every ``bobshat`` subcommand's flags with hostile values (issue 24).
 
-The flags come from the real parsers (``bobshat_env.cli.build_parser`` and
+The flags come from the real parsers (``bobshat_env.app.cli.build_parser`` and
 ``train.ppo.build_arg_parser`` for ``bobshat train``): a flag added later is
 fuzzed with the values of its kind (tests/fuzz_hostile.py) without a change
 here. The contract, for any value:
@@ -42,12 +42,12 @@ import pytest
 
 pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis (the dev extra has it)")
 
-import fuzz_hostile as H  # noqa: E402
-from fuzz_hostile import fuzz_settings  # noqa: E402
-from hypothesis import example, given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import fuzz_hostile as H
+from fuzz_hostile import fuzz_settings
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from bobshat_env.cli import build_parser  # noqa: E402
+from bobshat_env.app.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,9 +79,9 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def _train_parser() -> tuple[argparse.ArgumentParser, dict[str, Any]]:
-    from dataclasses import asdict  # noqa: PLC0415
+    from dataclasses import asdict
 
-    from train.ppo import Args, build_arg_parser  # noqa: PLC0415 - imports torch
+    from train.ppo.config import Args, build_arg_parser  # imports torch
 
     return build_arg_parser(), asdict(Args())
 
@@ -159,7 +159,7 @@ def test_every_flag_and_table_value_parses_or_is_refused_naming_the_flag():
                 argv = [*BASE[command], *flag.argv(value)]
                 try:
                     code, err = _parse(parsers, command, argv)
-                except Exception as exc:  # noqa: BLE001 - any exception here is a traceback for the user
+                except Exception as exc:  # any exception here is a traceback for the user
                     failures.append(f"{command} {argv}: {type(exc).__name__}: {exc}")
                     continue
                 if code is None:

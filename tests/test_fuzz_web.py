@@ -39,13 +39,13 @@ pytest.importorskip("hypothesis", reason="the fuzz suite needs hypothesis (the d
 pytest.importorskip("starlette", reason="the web extra is not installed: pip install -e '.[web]'")
 pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
 
-import fuzz_hostile as H  # noqa: E402
-from fuzz_hostile import fuzz_settings  # noqa: E402
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
+import fuzz_hostile as H
+from fuzz_hostile import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
-from bobshat_env.web.app import create_app  # noqa: E402
+from bobshat_env.app.web.app import create_app
 
 MAX_UPLOAD = 20_000
 MAX_SEED = 2**63 - 1

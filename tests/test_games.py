@@ -12,7 +12,7 @@ from bobshat_env.core import game_module
 from bobshat_env.core.resample import bh_public_state, oh_public_state
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import GAMES, describe, describe_config, make_game
-from bobshat_env.render import render_bobs_hat, render_oh_hell
+from bobshat_env.text import bobs_hat, oh_hell
 
 
 def _midgame(game, steps=9):
@@ -53,7 +53,7 @@ def test_game_answers_from_its_core_module_and_description(name, opts):
     mine = game.public_state(obs, seat)
     theirs = (bh_public_state if name == "bobs_hat" else oh_public_state)(game.config, obs, seat)
     assert np.array_equal(mine[0].hands, theirs[0].hands) and np.array_equal(mine[2], theirs[2])
-    text = (render_bobs_hat if name == "bobs_hat" else render_oh_hell)(game, state, 1, show_hands=0)
+    text = (bobs_hat if name == "bobs_hat" else oh_hell).render(game, state, 1, show_hands=0)
     assert game.render(state, 1, show_hands=0) == text and text.startswith(game.title)
 
 

@@ -19,8 +19,8 @@ import torch
 
 from agents import make_agent
 from agents.arena import play_games
-from agents.ppo_agent import load_checkpoint
-from bobshat_env.cli import main
+from agents.checkpoint import load_checkpoint
+from bobshat_env.app.cli import main
 from bobshat_env.games import make_game
 from bobshat_env.records import Recorder, read_records
 from train.imitate import ImitateOptions, build_sets, game_decisions, holdout_games, imitate
@@ -126,7 +126,8 @@ def test_imitating_a_deterministic_bot_agrees_with_it_on_held_out_games(imitated
 def test_the_checkpoint_is_an_ordinary_policy(imitated, capsys):
     """It plays as ppo:PATH (legal moves, the arena refuses others), agrees with the bot as the report says,
     and is a network `bobshat train --init-from` takes."""
-    from train.ppo import Args, initial_weights
+    from train.ppo.config import Args
+    from train.ppo.learner import initial_weights
 
     path, report = imitated
     game = make_game("bobs_hat", players=4, hands=2)

@@ -119,6 +119,8 @@ def test_step_checks_its_inputs_and_changes_nothing(module):
         module.step(cfg, state, good, legal=legal[:, :10])
     with pytest.raises(ValueError, match="result is for"):
         module.step(cfg, state, good, result=StepResult.empty(2, 4))
+    with pytest.raises(ValueError, match="holds taken of shape"):  # another game's result
+        module.step(cfg, state, good, result=StepResult.empty(3, 4, (7,)))
     with pytest.raises(bh.IllegalActionError, match="game 1"):
         module.step(cfg, state, np.array([good[0], module.N_ACTIONS + 5, good[2]]))
     _states_equal(state, before)
@@ -129,7 +131,7 @@ def test_a_reused_result_is_overwritten_not_accumulated(module):
     cfg = bh.BobsHatConfig(players=4, hands=2) if module is bh else oh.OhHellConfig(players=4, deal_style="short_low")
     a = module.init(cfg, rng.game_keys(1, np.arange(5)))
     b = a.copy()
-    reused = StepResult.empty(5, 4)
+    reused = module.new_result(cfg, 5)  # uninitialized: every row must be overwritten
     gen = np.random.default_rng(4)
     hands_done = 0
     for _ in range(150):

@@ -386,7 +386,8 @@ def test_a_replacement_is_synced_renamed_beside_its_target_and_its_folder_synced
 
 def test_a_checkpoint_is_written_durably(tmp_path, io_calls):
     """agents/ppo_agent.py had its own atomic writer, without fsync: it goes through the package's one."""
-    from agents.ppo_agent import PolicyNet, save_checkpoint
+    from agents.checkpoint import save_checkpoint
+    from agents.ppo_agent import PolicyNet
 
     net = PolicyNet(8, 3, (4,))
     meta = {"game": "bobs_hat", "players": 4, "obs_size": 8, "n_actions": 3, "hidden": [4], "global_step": 1}

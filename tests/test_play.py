@@ -15,12 +15,14 @@ import numpy as np
 import pytest
 
 from agents import available
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
+from bobshat_env.app.terminal import TerminalGame, default_opponent, play
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_card_str, bh_parse_card
 from bobshat_env.games import make_game
-from bobshat_env.play import MoveError, TerminalGame, _BobsHatText, default_opponent, play
 from bobshat_env.records import replay_file, replay_report
+from bobshat_env.text import MoveError
+from bobshat_env.text.bobs_hat import PlayText as BobsHatText
 
 
 class Oracle(io.TextIOBase):
@@ -39,7 +41,7 @@ class Oracle(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def readline(self, size: int = -1) -> str:  # noqa: ARG002 - TextIOBase signature
+    def readline(self, size: int = -1) -> str:  # TextIOBase signature
         if not self.pending:
             st = self.tg.state
             self.pending = list(self.decide(self.tg, st, self.tg.game.legal_action_mask(st)[0]))
@@ -256,7 +258,7 @@ class Interrupting(io.TextIOBase):
     def __init__(self, n: int) -> None:
         self.n = n
 
-    def readline(self, size: int = -1) -> str:  # noqa: ARG002
+    def readline(self, size: int = -1) -> str:
         self.n -= 1
         if self.n < 0:
             raise KeyboardInterrupt
@@ -337,9 +339,9 @@ def test_save_path_is_checked_before_the_game(tmp_path):
 def test_bid_parsing(text, code):
     if code is None:
         with pytest.raises(MoveError):
-            _BobsHatText._parse_bid(text.lower())
+            BobsHatText._parse_bid(text.lower())
     else:
-        assert _BobsHatText._parse_bid(text.lower()) == code
+        assert BobsHatText._parse_bid(text.lower()) == code
 
 
 @pytest.mark.parametrize(
@@ -347,18 +349,18 @@ def test_bid_parsing(text, code):
     [("blue14", 13), ("red 3", 22), ("bla20", 59), ("r1", 20), ("bl14", None), ("blue0", None), ("blue21", None)],
 )
 def test_card_parsing(text, card):
-    assert _BobsHatText._parse_card(text) == card
+    assert BobsHatText._parse_card(text) == card
 
 
 @pytest.mark.parametrize("text", ["hat+10", "+10", "+", "hat +10", "plus", "hat plus"])
 def test_hat_parsing(text):
-    assert _BobsHatText._parse_hat(text) == bh.HAT_PLUS
-    assert _BobsHatText._parse_hat(text.replace("+", "-").replace("plus", "minus")) == bh.HAT_MINUS
+    assert BobsHatText._parse_hat(text) == bh.HAT_PLUS
+    assert BobsHatText._parse_hat(text.replace("+", "-").replace("plus", "minus")) == bh.HAT_MINUS
 
 
 def test_every_move_label_parses_back():
     game = make_game("bobs_hat", players=4, double_fewest=True, no_bid=True)
-    text = _BobsHatText(game)
+    text = BobsHatText(game)
     state = game.init(np.zeros(1, dtype=np.uint64))
     for phase in (bh.HAT, bh.BID):
         state.phase[0] = phase
@@ -667,7 +669,7 @@ def test_cli_play_with_stdin_closed(stdin, monkeypatch, capsys):
 @pytest.mark.skipif(sys.platform == "win32", reason="closes fd 0 before exec")
 def test_cli_play_with_stdin_closed_in_a_real_process():
     proc = subprocess.run(
-        [sys.executable, "-m", "bobshat_env.cli", "play", "--players", "3"],
+        [sys.executable, "-m", "bobshat_env.app.cli", "play", "--players", "3"],
         preexec_fn=lambda: os.close(0),
         capture_output=True,
         text=True,
@@ -681,7 +683,7 @@ def test_cli_play_with_stdin_closed_in_a_real_process():
 # --------------------------------------------------------------------------
 # Narration: counts in words, Bob's Hat taken or kept
 def test_counts_are_told_in_the_right_number():
-    from bobshat_env.render import plural
+    from bobshat_env.text import plural
 
     assert [plural(n, "card") for n in (0, 1, 2)] == ["0 cards", "1 card", "2 cards"]
     assert plural(1, "hand entry", "hand entries") == "1 hand entry" and plural(3, "hand entry", "hand entries") == (
@@ -720,7 +722,7 @@ def test_bobs_hat_is_taken_or_kept_as_the_holder_changes():
             else:
                 assert m.group(3) is None, line
     assert seen == {"takes", "keeps"}
-    text = _BobsHatText(make_game("bobs_hat", players=3))
+    text = BobsHatText(make_game("bobs_hat", players=3))
     cards = np.array([13, 0, 1])  # blue14, a hat card, wins for seat 0
     assert "keeps Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=0)
     assert "takes Bob's Hat" in text.trick_line(cards, 0, 0, -1, 1, holder=2)

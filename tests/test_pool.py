@@ -9,7 +9,7 @@ import signal
 import pytest
 from procs import HAS_PROC, descendants
 
-from train.pool import WorkerDied, map_chunks
+from train.pool import WorkerDied, map_chunks, run_chunks
 
 
 def _square(x: int) -> tuple[int, int, int]:
@@ -33,6 +33,17 @@ def test_every_chunk_once_over_the_workers() -> None:
     map_chunks(_square, list(range(10)), 3, lambda ch, r: got.append((ch, r)), mp_context="fork")
     assert sorted((ch, r[0], r[1]) for ch, r in got) == [(i, i, i * i) for i in range(10)]
     assert len({r[2] for _, r in got}) > 1 and os.getpid() not in {r[2] for _, r in got}  # in workers
+
+
+def test_run_chunks_runs_here_with_one_worker_and_in_workers_with_more() -> None:
+    """eval and bids share run_chunks: one worker runs ``here`` in this process, in chunk order; more use the pool."""
+    here: list[tuple[int, tuple[int, int, int]]] = []
+    run_chunks(_square, [4, 1, 3], 1, lambda ch, r: here.append((ch, r)), here=lambda x: (x, -x, os.getpid()))
+    assert here == [(4, (4, -4, os.getpid())), (1, (1, -1, os.getpid())), (3, (3, -3, os.getpid()))]
+    pooled: list[tuple[int, tuple[int, int, int]]] = []
+    run_chunks(_square, [4, 1, 3], 2, lambda ch, r: pooled.append((ch, r)), mp_context="fork", here=lambda x: 0)
+    assert sorted((ch, r[1]) for ch, r in pooled) == [(1, 1), (3, 9), (4, 16)]
+    assert os.getpid() not in {r[2] for _, r in pooled}
 
 
 def test_a_workers_exception_is_reraised_and_the_workers_end() -> None:

@@ -65,7 +65,7 @@ def test_local_is_private_even_where_another_ray_answers(tmp_path):
             ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
             gcs = ray.get_runtime_context().gcs_address
             env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": gcs}
-            argv = [sys.executable, "-m", "bobshat_env.cli", "eval", "--deals", "2", "--quiet"]
+            argv = [sys.executable, "-m", "bobshat_env.app.cli", "eval", "--deals", "2", "--quiet"]
             argv += ["--ray-address", "local"]
             done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr

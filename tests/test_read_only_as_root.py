@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from mounts import is_root, remount_read_only, skip_or_fail, tmpfs
 
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
+from bobshat_env.app.terminal import TerminalGame
 from bobshat_env.games import make_game
-from bobshat_env.play import TerminalGame
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")

@@ -42,7 +42,7 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files():
     import hashlib
 
     from bobshat_env.games import make_game
-    from train.bids import _sha256, shipped_play
+    from train.bids.bidders import shipped_play, spec_sha256
 
     shown = re.findall(r"`checkpoints/([\w.]+\.pt)`,(?: SHA-256)?\s+`([0-9a-f]{8,64})(?:\.\.\.)?`", TEXT)
     assert {name for name, _ in shown} >= {"bobs_hat_4p.pt", "oh_hell_4p.pt"}  # the suite's play policies
@@ -52,12 +52,12 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files():
         digest = hashlib.sha256((ROOT / "checkpoints" / name).read_bytes()).hexdigest()
         assert digest.startswith(prefix), f"README: checkpoints/{name} is {digest[:12]}..., not {prefix}..."
         game, players = name.removesuffix(".pt").rsplit("_", 1)
-        assert _sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
+        assert spec_sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
 
 
 def _help_texts() -> str:
     """Every `bobshat` command's --help, as one text."""
-    from bobshat_env.cli import build_parser
+    from bobshat_env.app.cli import build_parser
 
     parser = build_parser()
     texts = [parser.format_help()]
@@ -68,8 +68,8 @@ def _help_texts() -> str:
 
 def test_every_runs_path_in_the_readme_and_help_names_a_file_training_writes():
     """`ppo:runs/my_run/model.pt` was in the README and `serve --help`: training writes policy.pt."""
+    from agents.checkpoint import RUN_FILES
     from train.exploit import REPORT
-    from train.ppo import RUN_FILES
 
     written = {*RUN_FILES, REPORT}
     sources = {"README.md": TEXT, "--help": _help_texts()}
@@ -99,7 +99,7 @@ def test_every_output_shown_follows_its_command():
 
 
 def test_the_readme_names_every_shipped_policy_serve_offers():
-    from bobshat_env.web.session import AgentCatalog
+    from bobshat_env.app.web.session import AgentCatalog
 
     offered = AgentCatalog().shipped
     assert len(offered) == 8

@@ -8,10 +8,12 @@ time, and each corruption must be reported where it is, in words that name it.
 
 from __future__ import annotations
 
+import ast
 import copy
 import io
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -755,3 +757,39 @@ def test_replay_header_counts_hand_entries_in_words(played, tmp_path):
     out = io.StringIO()
     replay_main(str(path), out)
     assert "3 players, 1 hand entry," in out.getvalue() and "1 hand entries" not in out.getvalue()
+
+
+# --------------------------------------------------------------------------
+# The package's shape (bobshat_env/records/: a job per module, a file per game)
+def _package_trees():
+    import bobshat_env.records as package
+
+    return [(path.name, ast.parse(path.read_text())) for path in sorted(Path(package.__file__).parent.glob("*.py"))]
+
+
+def test_records_modules_share_only_public_names():
+    """Each module works through the others' public names: no private import, no ``x._name`` of another object
+    (the Bob's Hat adapter once wrote the recorder's arrays), and each game's description names a public adapter."""
+    from bobshat_env.games import DESCRIPTIONS
+
+    bad = []
+    for name, tree in _package_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                bad += [f"{name}:{node.lineno} imports {a.name}" for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                    bad.append(f"{name}:{node.lineno} reads {ast.unparse(node)}")
+    bad += [d.record_rules for d in DESCRIPTIONS if d.record_rules.rpartition(":")[2].startswith("_")]
+    assert bad == []
+
+
+def test_records_functions_stay_short():
+    """No function of the package runs over 100 lines (a long one is doing several jobs)."""
+    long = [
+        f"{name}: {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for name, tree in _package_trees()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 100
+    ]
+    assert long == []

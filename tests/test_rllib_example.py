@@ -22,7 +22,7 @@ if os.environ.get("BOBSHAT_RLLIB_ELSEWHERE") == "1":
 pytest.importorskip("ray.rllib.algorithms.ppo", reason="RLlib is not installed (pip install -e '.[rllib]')")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-import rllib_ppo  # noqa: E402
+import rllib_ppo
 
 
 def test_masked_module_never_prefers_an_illegal_action() -> None:

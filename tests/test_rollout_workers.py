@@ -15,16 +15,19 @@ import pytest
 from procs import ray_tmpdir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from agents.ppo_agent import load_checkpoint
+from agents.checkpoint import load_checkpoint
 from bobshat_env.games import make_game
 
 ray = pytest.importorskip("ray")
 
-from bobshat_env.cli import main  # noqa: E402
+from bobshat_env.app.cli import main  # noqa: E402
 from bobshat_env.vector import VectorEnv  # noqa: E402
 from train.distributed import DistributedError  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
-from train.ppo import Args, RolloutCollector, _env_seed, _set_up, make_net, parse_args, train  # noqa: E402
+from train.ppo.collector import RolloutCollector, env_seed  # noqa: E402
+from train.ppo.config import Args, make_net, parse_args  # noqa: E402
+from train.ppo.learner import set_up  # noqa: E402
+from train.ppo.run import train  # noqa: E402
 from train.rollout_workers import RolloutWorker, RolloutWorkers, _cpu_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,10 +68,10 @@ def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path, num_envs,
     B, S = num_envs, sizes[0]
     args = _args(tmp_path, num_envs=B, num_steps=0, heuristics=["random", "simple"], rollout_workers=2)
     game = make_game(args.game, players=args.players, **args.game_options)
-    seed = _env_seed(args.seed, 0)
-    gen, net, _opt, pool, _c = _set_up(args, game, tmp_path / "none.pt")
+    seed = env_seed(args.seed, 0)
+    gen, net, _opt, pool, _c = set_up(args, game, tmp_path / "none.pt")
     local = RolloutCollector(VectorEnv(game, num_envs=B, copy_obs=False), net, pool, gen, args, seed=seed)
-    gen2, net2, _opt2, pool2, _c2 = _set_up(args, game, tmp_path / "none.pt")
+    gen2, net2, _opt2, pool2, _c2 = set_up(args, game, tmp_path / "none.pt")
     workers = RolloutWorkers(args, game, net2, pool2, gen2, seed=seed)
     before = [m.games for m in pool2.members]
     try:

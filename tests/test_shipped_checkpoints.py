@@ -38,7 +38,7 @@ STRENGTH_FLOOR = {
 
 def _table(name: str):
     """The game a shipped policy was trained for (its metadata: game, players, options)."""
-    from agents.ppo_agent import load_checkpoint
+    from agents.checkpoint import load_checkpoint
 
     _, meta = load_checkpoint(ROOT / "checkpoints" / name)
     return make_game(meta["game"], **meta["config"])

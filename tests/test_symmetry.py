@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.ppo_agent import PolicyNet, load_policy, masked_logits, policy_from_tensors, save_checkpoint
+from agents.checkpoint import save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy, masked_logits, policy_from_tensors
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BOBS_HAT_DECK, OH_HELL_DECK
 from bobshat_env.core.symmetry import trump_canonical

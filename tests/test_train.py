@@ -12,18 +12,14 @@ import torch
 from agents import make_agent, register
 from agents.arena import play_games
 from agents.base import RandomAgent
-from agents.ppo_agent import (
-    CheckpointError,
-    PolicyNet,
-    PPOAgent,
-    load_checkpoint,
-    masked_logits,
-    sample_actions,
-    save_checkpoint,
-)
-from bobshat_env.cli import main as cli_main
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.ppo_agent import PolicyNet, PPOAgent, masked_logits, sample_actions
+from bobshat_env.app.cli import main as cli_main
 from bobshat_env.games import make_game
-from train.ppo import interleaved_gae, margin_rewards, parse_args, train
+from train.ppo.collector import margin_rewards
+from train.ppo.config import parse_args
+from train.ppo.run import train
+from train.ppo.update import interleaved_gae
 from train.selfplay import SELF, OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,7 +307,7 @@ def test_a_checkpoint_that_fails_to_save_ends_the_run_with_one_line(tmp_path, ca
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("train.ppo.save_training_state", full_disk)
+    monkeypatch.setattr("train.ppo.run.save_training_state", full_disk)
     err = _train_fails(tmp_path, capsys, "--total-decisions", "256")
     assert "cannot save the checkpoint" in err and "No space left on device" in err
 
@@ -406,7 +402,7 @@ def test_table_preset_trains_two_iterations(name, tmp_path):
 def test_init_from_starts_the_network_from_a_policy_and_bad_ones_are_refused(tmp_path, capsys):
     """init_from: the run's network starts as the checkpoint's; another shape, game or a missing file is
     refused before the run folder exists; a resumed run keeps its own weights."""
-    from train.ppo import initial_weights
+    from train.ppo.learner import initial_weights
 
     first = Path(_train(tmp_path / "a", capsys, "--total-decisions", "256")["run_dir"]) / "policy.pt"
     tensors, _ = load_checkpoint(first)

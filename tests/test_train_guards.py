@@ -31,18 +31,11 @@ import torch
 
 from agents import available, make_agent, register
 from agents.base import RandomAgent
-from agents.ppo_agent import (
-    CheckpointError,
-    PolicyNet,
-    check_meta,
-    hidden_shape_error,
-    load_checkpoint,
-    load_policy,
-    save_checkpoint,
-)
-from bobshat_env.cli import main as cli_main
+from agents.checkpoint import CheckpointError, check_meta, hidden_shape_error, load_checkpoint, save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy
+from bobshat_env.app.cli import main as cli_main
 from bobshat_env.games import make_game
-from train.ppo import Args, check_args, parse_args
+from train.ppo.config import Args, check_args, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")
@@ -66,7 +59,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 # 1. two runs with the same name
 def test_a_second_run_in_a_folder_in_use_is_refused_and_a_killed_runs_lock_is_released(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "bobshat_env.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
+    argv = [sys.executable, "-m", "bobshat_env.app.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
     argv += ["--run-name", "same", "--total-decisions", "1000000000", "--time-limit-min", "1"]
     first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = tmp_path / "same"
@@ -320,7 +313,7 @@ def test_the_exploit_interval_is_over_deals_not_games(monkeypatch):
     totals, H = seen["totals"], game.config.hands
     per_game = (totals * seats).sum(1) - (totals * ~seats).sum(1) / 3
     per_game = per_game.reshape(D, 2, S2 // 2)[:, 0, :] / H  # the exploiter's games
-    from train.evaluate import mean_ci
+    from train.evaluate.statistics import mean_ci
 
     per_deal = mean_ci(per_game.mean(axis=1))
     over_games = mean_ci(per_game.reshape(-1))

@@ -317,7 +317,7 @@ def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
 def test_cli_variance_reduction_flags(tmp_path, capsys):
     import json
 
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     out = tmp_path / "e.json"
     assert main(["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet"]
@@ -336,7 +336,7 @@ def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(mo
     import train.variance
     from bobshat_env.config import ConfigError
     from bobshat_env.games import make_game
-    from train.evaluate import _vr_setup
+    from train.evaluate.tournament import _vr_setup
 
     oh = make_game("oh_hell", players=4)
     other = str(train.variance.ROOT / "checkpoints" / "bobs_hat_4p.pt")

@@ -23,10 +23,10 @@ pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has i
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from bobshat_env.app.web.app import create_app  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
-from bobshat_env.play import MoveError  # noqa: E402
 from bobshat_env.records import read_jsonl, replay_file, replay_main, replay_report  # noqa: E402
-from bobshat_env.web.app import create_app  # noqa: E402
+from bobshat_env.text import MoveError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SENT_BY_PAGE = {"X-Bobshat": "1"}  # what the records page adds to an upload (no cross-site page can)
@@ -112,7 +112,12 @@ def test_a_whole_game_through_the_api_is_saved_as_a_record_replay_accepts(server
     # every hand was scored with its reasons, as the terminal does
     game = make_game(params["game"], **{k: v for k, v in record["config"].items()})
     assert len(final["summaries"]) == game.config.hands
-    assert all(s["lines"][0].startswith("--- Hand scoring") for s in final["summaries"])
+    assert all(s["lines"][0].startswith("Hand scoring (") for s in final["summaries"])
+    # plain text from the game's text module: the rules around headings (=== Hand 1 ... ===) are the terminal's
+    header = view["log"][0]["lines"]
+    assert header == final["log"][0]["lines"] and header[0].startswith("Hand 1 of ")
+    told = [x for entry in final["log"] for x in entry["lines"]] + [x for s in final["summaries"] for x in s["lines"]]
+    assert told and not [x for x in told if x.strip().startswith(("===", "---")) or x.endswith(("===", "---"))]
     # ... and as a table: seat, bid, taken, made or missed, points, total (the core's numbers)
     P = game.players
     for s in final["summaries"]:
@@ -371,7 +376,7 @@ def test_replays_list_the_folder_and_step_through_a_record(server):
 
 
 def test_a_grown_records_file_replays_only_its_new_records(server, monkeypatch):
-    import bobshat_env.web.replay as web_replay
+    import bobshat_env.app.web.replay as web_replay
     from bobshat_env.records import write_jsonl
 
     client, records, _, _ = server
@@ -457,7 +462,7 @@ def test_games_are_isolated_from_each_other(server):
         try:
             c = TestClient(client.app, base_url="http://127.0.0.1")
             views[k] = play_out(c, new_game(c, seed=str(100 + k)), random.Random(k))
-        except Exception as err:  # noqa: BLE001 - reported below
+        except Exception as err:  # reported below
             errors.append(err)
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(6)]
@@ -520,7 +525,7 @@ def test_a_game_that_cannot_be_saved_keeps_its_record_for_download(server):
 # --------------------------------------------------------------------------
 # The command
 def test_serve_refuses_bad_options_before_starting(tmp_path, capsys):
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     assert main(["serve", "--records-dir", str(tmp_path / "no" / "such")]) == 2
     assert "does not exist" in capsys.readouterr().err
@@ -537,7 +542,7 @@ def test_serve_refuses_bad_options_before_starting(tmp_path, capsys):
 def test_serve_prints_the_url_and_warns_off_loopback(tmp_path, monkeypatch):
     import uvicorn
 
-    from bobshat_env.web import serve
+    from bobshat_env.app.web import serve
 
     started = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))

@@ -23,9 +23,9 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed: pip install -e '.[web]'")
 pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from bobshat_env.web.app import create_app  # noqa: E402
+from bobshat_env.app.web.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints"
@@ -449,7 +449,7 @@ def test_finished_games_do_not_count_against_max_games(tmp_path):
 
 
 def test_finished_games_kept_are_bounded_oldest_first(tmp_path):
-    from bobshat_env.web.session import FINISHED_PER_GAME
+    from bobshat_env.app.web.session import FINISHED_PER_GAME
 
     app = create_app(tmp_path, max_games=1)
     with TestClient(app, base_url="http://127.0.0.1") as client:
@@ -482,7 +482,7 @@ def test_finished_games_kept_are_bounded_oldest_first(tmp_path):
     ],
 )
 def test_serve_refuses_bad_flags_in_one_line_naming_the_flag(tmp_path, capsys, args, words):
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["serve", "--records-dir", str(tmp_path / "recs"), *args])
@@ -495,7 +495,7 @@ def test_serve_refuses_bad_flags_in_one_line_naming_the_flag(tmp_path, capsys, a
 @pytest.mark.parametrize("why", ["agents", "port"])
 def test_serve_refused_for_its_agents_or_port_makes_no_records_folder(tmp_path, capsys, why):
     """Everything is checked before the records folder is made (found by tests/test_fuzz_cli.py)."""
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -509,7 +509,7 @@ def test_serve_refused_for_its_agents_or_port_makes_no_records_folder(tmp_path, 
 
 
 def test_serve_says_which_part_of_the_records_folder_is_not_a_folder(tmp_path, capsys):
-    from bobshat_env.cli import main
+    from bobshat_env.app.cli import main
 
     (tmp_path / "passwd").write_text("root:x:0:0\n")
     assert main(["serve", "--records-dir", str(tmp_path / "passwd" / "sub" / "deeper"), "--port", "0"]) == 2
@@ -523,7 +523,7 @@ def _served(monkeypatch, **kw):
     """The app and uvicorn config the real ``serve()`` would run (the server itself is not started)."""
     import uvicorn
 
-    from bobshat_env.web import serve
+    from bobshat_env.app.web import serve
 
     started = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))

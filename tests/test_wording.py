@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from agents.registry import available
-from bobshat_env.cli import main
+from bobshat_env.app.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import rng
 from bobshat_env.games import make_game
-from bobshat_env.render import bid_text, render
+from bobshat_env.text import render
+from bobshat_env.text.bobs_hat import bid_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_AGENTS = {"random", "simple", "strong", "pimc", "ppo"}
@@ -72,7 +73,7 @@ def test_a_hidden_hand_of_one_card_says_1_card():
 
 
 def test_the_table_shows_bids_as_they_are_typed_and_names_the_taken_suits():
-    from bobshat_env.play import _BobsHatText
+    from bobshat_env.text.bobs_hat import PlayText
 
     game = make_game("bobs_hat", players=4)
     state = _bobs_hat_until(game, lambda s: int(s.phase[0]) == bh.PLAY)
@@ -82,7 +83,7 @@ def test_the_table_shows_bids_as_they_are_typed_and_names_the_taken_suits():
     for p in range(4):
         assert bid_text(int(state.bids[0, p])) in text
     for code in range(bh.N_BID_CODES):  # what the table shows is what play accepts, for every bid
-        assert _BobsHatText._parse_bid(bid_text(code)) == code
+        assert PlayText._parse_bid(bid_text(code)) == code
     assert bid_text(0) == "none" and bid_text(2 + 8) == "red+fewest"
 
 

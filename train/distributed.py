@@ -70,7 +70,7 @@ class DistributedError(ValueError):
 def import_ray() -> Any:
     """The ``ray`` module, or a :class:`DistributedError` with the install command."""
     try:
-        import ray  # noqa: PLC0415 - optional dependency, imported only when asked for
+        import ray  # optional dependency, imported only when asked for
     except ImportError as err:
         raise DistributedError(f"Ray is not installed ({err}); install it with: {INSTALL}") from None
     return ray
@@ -87,12 +87,12 @@ def check_address(address: str) -> str:
     target = address[len("ray://") :] if address.startswith("ray://") else address
     if target == "auto":
         try:
-            from ray._private.services import canonicalize_bootstrap_address  # noqa: PLC0415
+            from ray._private.services import canonicalize_bootstrap_address
 
             target = canonicalize_bootstrap_address("auto") or ""
         except ConnectionError as err:
             raise DistributedError(
-                f"--ray-address auto: no running Ray cluster found on this machine ({_first_line(err)}); "
+                f"--ray-address auto: no running Ray cluster found on this machine ({first_line(err)}); "
                 "start one with `ray start --head`, or use --ray-address local"
             ) from None
         except (ImportError, AttributeError):  # a Ray without that helper: let ray.init find it
@@ -145,7 +145,8 @@ def _probe(host: str, port: int) -> bool:
         return head[3] == _H2_SETTINGS
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """An exception's message as one line (Ray's errors carry whole tracebacks), for a one-line error."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
 
@@ -178,10 +179,10 @@ def ray_session(address: str, need_cpus: int = 1, what: str = "this job") -> Ite
             if err.code == signal.SIGTERM:
                 raise SystemExit(128 + signal.SIGTERM) from None
             raise
-        except Exception as err:  # noqa: BLE001 - Ray raises bare Exception too ("timed out during startup")
+        except Exception as err:  # Ray raises bare Exception too ("timed out during startup")
             _abandon(ray, stack)
             verb = "start" if address == "local" else "connect to"
-            raise DistributedError(f"--ray-address {address}: could not {verb} Ray: {_first_line(err)}") from None
+            raise DistributedError(f"--ray-address {address}: could not {verb} Ray: {first_line(err)}") from None
         except BaseException:
             _abandon(ray, stack)
             raise

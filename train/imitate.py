@@ -30,7 +30,7 @@ the mean of the others', times 0.1). With that target ``bobshat train
 that must first unlearn another target.
 
 The result is an ordinary policy checkpoint (the network of PPO, its
-metadata, written by :func:`agents.ppo_agent.save_checkpoint` through the
+metadata, written by :func:`agents.checkpoint.save_checkpoint` through the
 package's atomic writer): ``ppo:PATH`` plays it, ``bobshat train --init-from
 PATH`` starts from it (the default network is the presets': 128x128, trump
 symmetry, trick features).
@@ -57,8 +57,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
 from agents.features import TrickFeatures
-from agents.ppo_agent import PolicyNet, load_policy, masked_logits, save_checkpoint
+from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import read_records, replay_steps
@@ -433,7 +434,7 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
         "seconds": {"replay": round(replay_s, 1), "train": round(train_s, 1)},
         "out": str(opts.out),
     }
-    save_checkpoint(opts.out, {f"policy.{k}": v for k, v in net.state_dict().items()}, _meta(game, net, report))
+    save_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
     return report
 
 
@@ -442,15 +443,7 @@ def _meta(game: Any, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:
     summary = {k: report[k] for k in ("records", "seed", "holdout", "epochs")}
     summary.update(training=report["training"], held_out=report["held_out"])
     return {
-        "game": game.name,
-        "players": game.players,
-        "config": game.config.to_dict(),
-        "view": "private",
-        "obs_size": net.obs_size,
-        "n_actions": net.n_actions,
-        "hidden": list(net.hidden),
-        "symmetry": "trump" if net.symmetry is not None else None,
-        "features": "trick" if net.features is not None else None,
+        **net_meta(game, net),
         "games": report["training"]["games"],
         "run_name": f"imitate:{Path(report['out']).name}",
         "imitation": summary,
@@ -479,8 +472,8 @@ def format_report(report: dict[str, Any]) -> str:
 
 def cli_imitate(args: Any, options: dict[str, Any]) -> int:
     """``bobshat imitate``: the game from ``options`` (make_game's), the rest from ``args``."""
-    from bobshat_env.games import make_game  # noqa: PLC0415
-    from bobshat_env.paths import check_writable, replace_bytes  # noqa: PLC0415
+    from bobshat_env.games import make_game
+    from bobshat_env.paths import check_writable, replace_bytes
 
     game = make_game(args.game, **options)
     opts = ImitateOptions(

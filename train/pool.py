@@ -1,5 +1,8 @@
 """Worker processes for chunked jobs: the one driver that ``bobshat eval`` and ``bobshat bids`` share.
 
+:func:`run_chunks` runs a job here or over workers; :func:`map_chunks` is the
+worker pool under it.
+
 A job is a list of chunks and a module-level function that turns a chunk
 into a result (a pure function of the chunk, so results do not depend on
 which worker ran it). :func:`map_chunks` runs the chunks over N worker
@@ -11,7 +14,7 @@ How it ends, whatever ends it
       workers ignore it from their first instruction (they start with SIGINT
       ignored, which a new Python keeps ignoring); the parent gets
       KeyboardInterrupt, kills its workers and re-raises, so the command
-      prints one line and ends with status 130 (``bobshat_env.cli.main``).
+      prints one line and ends with status 130 (``bobshat_env.app.cli.main``).
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
       runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
       143, the shell's status for SIGTERM, silently, as a terminated
@@ -115,6 +118,31 @@ def map_chunks(
             _kill_all(live)
 
 
+def run_chunks(
+    fn: Callable[[Any], Any],
+    chunks: Sequence[Any],
+    workers: int,
+    on_result: Callable[[Any, Any], None],
+    *,
+    mp_context: str = "spawn",
+    here: Callable[[Any], Any] | None = None,
+) -> None:
+    """Run ``fn(chunk)`` for every chunk, in this process when ``workers`` is 1, else with :func:`map_chunks`.
+
+    ``on_result(chunk, result)`` as each lands (in chunk order here). ``here``:
+    what to run in this process instead of ``fn`` (``fn`` with a finer
+    progress callback, say; the same numbers). SIGTERM ends either way with
+    the callers' cleanup run (:func:`sigterm_as_exit`): eval and bids share
+    this, so the two commands end alike.
+    """
+    with sigterm_as_exit():
+        if workers == 1:
+            for ch in chunks:
+                on_result(ch, (here or fn)(ch))
+        else:
+            map_chunks(fn, chunks, workers, on_result, mp_context=mp_context)
+
+
 class _Worker:
     """The parent's handle on one worker: its process, its pipe and the chunk it is playing."""
 
@@ -200,23 +228,23 @@ def _worker_main(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) ->
             return
         try:
             msg: tuple[str, Any] = ("ok", fn(chunk))
-        except BaseException as err:  # noqa: BLE001 - every failure goes back to the parent, which re-raises it
+        except BaseException as err:  # every failure goes back to the parent, which re-raises it
             msg = ("error", (_picklable(err), traceback.format_exc()))
         try:
             conn.send(msg)
         except (EOFError, OSError):
             return
-        except Exception as err:  # noqa: BLE001 - a result that cannot be pickled: say so
+        except Exception as err:  # a result that cannot be pickled: say so
             conn.send(("error", (_picklable(err), traceback.format_exc())))
 
 
 def _picklable(err: BaseException) -> BaseException:
     """``err`` if it survives pickling, else a RuntimeError with its text."""
-    import pickle  # noqa: PLC0415
+    import pickle
 
     try:
         pickle.loads(pickle.dumps(err))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return RuntimeError(f"{type(err).__name__}: {err}")
     return err
 

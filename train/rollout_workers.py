@@ -1,21 +1,21 @@
 """Rollout workers on Ray: ``bobshat train --rollout-workers N`` (YAML ``rollout_workers: N``).
 
-The learner (the process running :func:`train.ppo.train`) keeps the network,
+The learner (the process running :func:`train.ppo.run.train`) keeps the network,
 the optimizer, the opponent pool and the checkpoints, and runs the same
-:func:`~train.ppo.ppo_update`. ``N`` Ray actors (:class:`RolloutWorker`, one
+:meth:`~train.ppo.learner.Learner.update`. ``N`` Ray actors (:class:`RolloutWorker`, one
 CPU each) play the rollouts: each owns a :class:`~bobshat_env.vector.VectorEnv`
 of its share of the ``num_envs`` games, a copy of the policy for inference,
 and copies of the pool's members (heuristic bots rebuilt by name, frozen
 snapshots sent as weights once), and runs the in-process path's own
-:class:`~train.ppo.RolloutCollector` on them. Each iteration the learner puts
+:class:`~train.ppo.collector.RolloutCollector` on them. Each iteration the learner puts
 the new weights in Ray's object store once (every node fetches one copy),
 sends each worker the pool as it stands (names, PFSP records, and the
 weights of snapshots it has not seen), gathers the workers' rollouts (GAE is
 done on the workers: it follows each game's interleaved seats, which live in
 one env), concatenates them in worker order, records the finished games'
 results in its pool, and updates. :class:`RolloutWorkers` is that learner
-side; it answers ``collect_rollout()`` and ``replace_evicted()`` like the
-in-process collector, so the training loop is the same.
+side, a :class:`~train.ppo.collector.Collector` like the in-process
+collector, so the learner loop (:class:`~train.ppo.learner.Learner`) is the same.
 
 What matches the in-process run with the same seed
     Worker ``w`` plays slots ``[first, first + size)`` of the one batch
@@ -66,8 +66,10 @@ from agents import make_agent
 from agents.ppo_agent import PolicyNet, PPOAgent, resolve_device
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
-from train.distributed import DistributedError, _first_line, ray_session
-from train.ppo import Args, Rollout, RolloutCollector, make_net
+from train.distributed import DistributedError, first_line, ray_session
+from train.ppo.collector import RolloutCollector
+from train.ppo.config import Args, make_net
+from train.ppo.rollout import Rollout
 from train.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up
@@ -89,7 +91,7 @@ class RolloutWorker:
     """
 
     def __init__(self, args: dict, index: int, first_slot: int, num_envs: int, incarnation: int = 0) -> None:
-        import numba  # noqa: PLC0415
+        import numba
 
         self.args = a = Args(**args)
         self.index = index
@@ -119,7 +121,7 @@ class RolloutWorker:
 
     def ready(self) -> dict[str, Any]:
         """Where the worker runs: ``pid``, ``node`` (IP address), ``node_id`` (Ray's), inference ``device``."""
-        import ray  # noqa: PLC0415
+        import ray
 
         node, node_id = ray.util.get_node_ip_address(), ray.get_runtime_context().get_node_id()
         return {"pid": os.getpid(), "node": node, "node_id": node_id, "device": str(self.device)}
@@ -162,7 +164,7 @@ class RolloutWorker:
         the first time a name is seen), else None: a bot, rebuilt by name. Games whose opponent left the pool draw a
         new one, as ``RolloutCollector.replace_evicted`` does in-process.
         """
-        import ray  # noqa: PLC0415
+        import ray
 
         old = [m.name for m in self.pool.members]
         members: list[Member] = []
@@ -231,7 +233,7 @@ class RolloutWorkers:
                 ray_session(args.ray_address or "local", need_cpus=N, what=f"{N} rollout worker(s)")
             )
             self._check_gpus()
-            from ray import exceptions as rx  # noqa: PLC0415
+            from ray import exceptions as rx
 
             # a worker process gone: killed, crashed, its node lost, or stopped by Ray's out-of-memory killer
             dead = ("RayActorError", "WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError")
@@ -283,7 +285,7 @@ class RolloutWorkers:
                 "cluster); is bobshat installed on every node?"
             ) from None
         except self._actor_errors as err:
-            raise DistributedError(f"rollout worker {w} failed to start: {_first_line(err)}") from None
+            raise DistributedError(f"rollout worker {w} failed to start: {first_line(err)}") from None
 
     def _pool_spec(self) -> list[tuple]:
         """The pool as the workers rebuild it; snapshot weights go to the object store once per snapshot."""
@@ -342,7 +344,7 @@ class RolloutWorkers:
         was = self.info[w].get("pid")
         if deaths > MAX_RESTARTS:
             raise DistributedError(
-                f"rollout worker {w} died {deaths} times in one iteration ({_first_line(err)}); giving up"
+                f"rollout worker {w} died {deaths} times in one iteration ({first_line(err)}); giving up"
             )
         print(
             f"rollout worker {w} (pid {was}) died ({type(err).__name__}); starting a new one for its "
@@ -363,6 +365,11 @@ class RolloutWorkers:
 
     def replace_evicted(self, evicted: int) -> None:
         """Nothing to do here: each worker moves its games off an evicted snapshot when it next gets the pool."""
+
+    def rollout_stats(self, batch: Rollout) -> dict[str, Any]:
+        """The last rollout's transport: each worker's rate, the bytes of the rollouts and of the weights, and
+        the learner's wait on the slowest worker (``wait_s``)."""
+        return dict(self._last)
 
     def log(self, writer: Any, step: int, update_s: float) -> None:
         """Per-worker throughput, waiting on workers vs learning, bytes moved and restarts, to TensorBoard."""

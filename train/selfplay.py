@@ -12,7 +12,7 @@ holds
   how to beat them;
 - frozen snapshots of the learner, one added every ``snapshot_every``
   iterations, the oldest evicted beyond ``max_snapshots``;
-- exploiters of the learner (:func:`train.exploit.add_exploiter`): short
+- exploiters of the learner (:func:`train.ppo.exploiters.add_exploiter`): short
   best responses trained against a frozen copy of it, one added every
   ``exploiters_every`` iterations, the oldest evicted beyond
   ``max_exploiters``.
@@ -38,6 +38,7 @@ import numpy as np
 import torch
 
 from agents import available, make_agent
+from agents.checkpoint import pool_prefix
 from agents.ppo_agent import PolicyNet, PPOAgent, policy_from_tensors
 from bobshat_env.games import Game
 
@@ -111,6 +112,7 @@ class OpponentPool:
     # ----------------------------------------------------------------------
     @property
     def names(self) -> list[str]:
+        """The members' names, in pool order."""
         return [m.name for m in self.members]
 
     def probs(self) -> np.ndarray:
@@ -173,14 +175,16 @@ class OpponentPool:
 
     # ----------------------------------------------------------------------
     # Checkpointing: snapshot weights as tensors, the rest as JSON
-    def state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        tensors: dict[str, torch.Tensor] = {}
+    def state(self) -> tuple[dict[int, dict[str, torch.Tensor]], dict[str, Any]]:
+        """The members' networks by index and the pool's metadata, for :func:`agents.checkpoint.save_training_state`
+        (which lays the networks out as ``pool.<i>.*`` tensors)."""
+        nets: dict[int, dict[str, torch.Tensor]] = {}
         meta = []
         for i, m in enumerate(self.members):
             meta.append({"name": m.name, "kind": m.kind, "wins": m.wins, "games": m.games, "step": m.step})
             if m.net is not None:
-                tensors.update({f"pool.{i}.{k}": v for k, v in m.net.state_dict().items()})
-        return tensors, {"members": meta, "total_snapshots": self.total_snapshots}
+                nets[i] = m.net.state_dict()
+        return nets, {"members": meta, "total_snapshots": self.total_snapshots}
 
     def load_state(self, tensors: dict[str, torch.Tensor], meta: dict[str, Any], net_meta: dict[str, Any]) -> None:
         """Restore members saved by :meth:`state`: networks from their weights; a heuristic this pool already
@@ -191,7 +195,7 @@ class OpponentPool:
         self.total_snapshots = int(meta["total_snapshots"])
         for i, d in enumerate(meta["members"]):
             if d["kind"] in POLICY_KINDS:
-                net = policy_from_tensors(tensors, net_meta, prefix=f"pool.{i}.")
+                net = policy_from_tensors(tensors, net_meta, prefix=pool_prefix(i))
                 net.eval().requires_grad_(False)
                 sample = self.snapshot_sample and d["kind"] == "snapshot"
                 agent = PPOAgent(net, sample=sample, seed=self._seed(1000 + i), name=d["name"])

@@ -126,7 +126,7 @@ def reduced_stats(y: np.ndarray, c: np.ndarray) -> dict[str, float | list[float]
     same CI width (>1 helps). NaN-free inputs expected (deals where the
     quantity is defined).
     """
-    from train.evaluate import mean_ci  # noqa: PLC0415 - evaluate imports this module lazily
+    from train.evaluate.statistics import mean_ci  # evaluate imports this module lazily
 
     z, betas = crossfit_reduce(y, c)
     m, ci = mean_ci(z)
@@ -148,14 +148,14 @@ class PolicyValue:
     """
 
     def __init__(self, game: Any, path: str | Path, device: str = "cpu") -> None:
-        from agents.ppo_agent import load_policy  # noqa: PLC0415 - torch, only when reduction is on
+        from agents.ppo_agent import load_policy  # torch, only when reduction is on
 
         self.game = game
         self.path = str(path)
         self.net, _ = load_policy(path, game, device=device)
 
     def seat_values(self, state: Any) -> np.ndarray:
-        import torch  # noqa: PLC0415
+        import torch
 
         n, P = state.batch_size, self.game.players
         if n == 0:
@@ -169,7 +169,7 @@ class PolicyValue:
 
     def values_of(self, state: Any, seat: np.ndarray) -> np.ndarray:
         """(n,) the value of seat ``seat[i]`` in row i (one network row per game, not P)."""
-        import torch  # noqa: PLC0415
+        import torch
 
         if state.batch_size == 0:
             return np.zeros(0)

@@ -31,10 +31,9 @@ without touching the state when one is not allowed.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
@@ -43,8 +42,12 @@ from ..config import BobsHatConfig
 from . import rng
 from .cards import BH_IS_HAT_CARD, BH_N_CARDS, BH_NO_TRUMP, BOBS_HAT_DECK, bh_card_str, bh_hand_size, bh_parse_card
 from .compiled import batch_kernel, step_chunks
-from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
+    WHY_MADE,
+    WHY_MISSED,
+    WHY_NO_BID,
+    WHY_RENEGE,
+    WHY_ROLE,
     StepArrays,
     StepResult,
     TrickState,
@@ -52,6 +55,7 @@ from .tricks import (
     book_hand,
     clear_hand,
     clear_result,
+    close_hand,
     common_fields,
     deal_shuffled,
     follow_suit_row,
@@ -60,6 +64,10 @@ from .tricks import (
     random_first_dealer,
     step_inputs,
 )
+from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
+
+if TYPE_CHECKING:
+    from .observe import ObsLayout
 
 # Action layout
 N_CARDS = BH_N_CARDS
@@ -273,10 +281,12 @@ def cfg_suit(s: int) -> str:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out):
-    """Game ``g``'s hand scores into ``out`` (P,); see :func:`score_hand`."""
+def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out, why):
+    """Game ``g``'s hand scores into ``out`` (P,) and why each seat scored them into ``why`` (P,)
+    (``WHY_*`` flags); see :func:`score_hand`."""
     P = bids.shape[1]
     out[:] = 0
+    why[:] = 0
     for suit in range(3):
         total = 0
         for p in range(P):
@@ -290,8 +300,10 @@ def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out):
                     best_other = taken[g, q, suit]
             if taken[g, p, suit] > best_other or total == 0:  # strictly most, or the suit was never dealt
                 out[p] += 5 + taken[g, p, suit]
+                why[p] |= WHY_MADE
             else:
                 out[p] += -5 - (taken[g, p, suit] if negative else 0)
+                why[p] |= WHY_MISSED
     for p in range(P):
         fewest = bids[g, p] // 8
         if fewest == 0:
@@ -302,18 +314,22 @@ def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out):
             if q != p and taken[g, q, 0] + taken[g, q, 1] + taken[g, q, 2] <= mine:
                 made = False
         out[p] += fewest * (size if made else -size)
+        why[p] |= WHY_MADE if made else WHY_MISSED
     if hat_holder >= 0:
         out[hat_holder] += hat_value
+        why[hat_holder] |= WHY_ROLE
     for p in range(P):
         if bids[g, p] == 0:  # a no-bid hand scores 0, hat included
             out[p] = 0
+            why[p] = WHY_NO_BID
 
 
 @njit(cache=True)
 def _score_hands(bids, taken, hat_value, hat_holder, hand_size, negative, out):
     points = np.empty(bids.shape[1], dtype=np.int64)
+    why = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
-        _score_one(bids, taken, g, hat_value[g], hat_holder[g], hand_size[g], negative, points)
+        _score_one(bids, taken, g, hat_value[g], hat_holder[g], hand_size[g], negative, points, why)
         out[g] = points
 
 
@@ -393,6 +409,8 @@ def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
             s.scores[g, seat] += RENEGE_PENALTY
             for p in range(P):
                 s.last_scores[g, p] = RENEGE_PENALTY if p == seat else 0
+            close_hand(s, r, g, s.hat_holder[g])
+            r.hand_why[g, seat] = WHY_RENEGE
             s.attempt[g] += 1
             s.phase[g] = DEAL
             r.new_hand[g] = True
@@ -410,8 +428,11 @@ def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
             if s.tricks_done[g] < size:
                 continue
             points = np.empty(P, dtype=np.int64)
-            _score_one(s.bids, s.taken, g, s.hat_value[g], s.hat_holder[g], size, negative, points)
+            why = np.empty(P, dtype=np.int64)
+            _score_one(s.bids, s.taken, g, s.hat_value[g], s.hat_holder[g], size, negative, points, why)
+            close_hand(s, r, g, s.hat_holder[g])
             for p in range(P):
+                r.hand_why[g, p] = why[p]
                 if s.bids[g, p] == 0:
                     s.no_bid_used[g, p] = True
             if book_hand(s, r, g, points, n_hands, DEAL, DONE):
@@ -437,6 +458,14 @@ def _step_kernel(state, result, actions, active, legal, chunks, P, n_hands, nega
         lo, hi = c * B // chunks, (c + 1) * B // chunks
         new_hands += _apply(state, result, actions, active, lo, hi, P, n_hands, negative)
     return new_hands
+
+
+_TAKEN = (3,)  # the trailing shape of state.taken (and of a result's hand_taken): cards by suit
+
+
+def new_result(cfg: BobsHatConfig, B: int) -> StepResult:
+    """A :class:`StepResult` for B games, for :func:`step` to fill (and a one-game loop to reuse)."""
+    return StepResult.uninitialized(B, cfg.players, _TAKEN)
 
 
 def step(
@@ -466,7 +495,7 @@ def step(
     actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
+    res = new_result(cfg, B) if result is None else result.checked(B, cfg.players, _TAKEN)
     args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode)
     kernel, chunks = step_chunks(_step_kernel, B)
     new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
@@ -480,37 +509,49 @@ def step(
 
 
 # --------------------------------------------------------------------------
-# The game's answers to the rest of the package. Every core game module
-# defines these names (oh_hell.py too); bobshat_env.games.Game, the suit
-# symmetry, the search and the trick features ask them instead of branching
-# on the game's name.
+# The game's answers to the rest of the package, under the names every core
+# game module defines (the contract: core/contract.py's GameRules);
+# bobshat_env.games.Game, the suit symmetry, the search and the trick features
+# ask them instead of branching on the game's name.
 NAME = "bobs_hat"
 DECK = BOBS_HAT_DECK
 card_str = bh_card_str  # card id -> notation ("blue14")
 parse_card = bh_parse_card  # notation -> card id; ValueError otherwise
-HAT_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
+ROLE_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
 
 
-# The observation functions (core/observe.py) and the public state a search
-# rebuilds (core/resample.py) live in modules built on this one, so they are
-# looked up on first use (PEP 562) and from then on are this module's own
-# attributes: ``layout(cfg, view)``, ``observe(cfg, state, seat, view, out)``,
-# ``decode(cfg, vec, view)``, ``public_state(cfg, obs, seat) -> (state, counts, unseen)``.
-_LATER = {
-    "layout": (".observe", "bh_layout"),
-    "observe": (".observe", "bh_observe"),
-    "decode": (".observe", "bh_decode"),
-    "public_state": (".resample", "bh_public_state"),
-}
+def role_holder(state: State) -> np.ndarray:
+    """(B,) the seat holding Bob's Hat now, -1 while it is in the centre."""
+    return state.hat_holder
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LATER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _LATER[name]
-    value = getattr(importlib.import_module(module, __package__), attr)
-    globals()[name] = value  # a plain attribute from now on: no cost per call
-    return value
+# What a seat sees and what a search rebuilds from it: the encoders live in
+# core/observe.py and core/resample.py, which are built on this module (they
+# import it), so this module imports them last (see its end) and these call them.
+def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
+    """The named slices of the observation vector in ``view`` (:func:`.observe.bh_layout`)."""
+    return _observe.bh_layout(cfg, view)
+
+
+def observe(
+    cfg: BobsHatConfig,
+    state: State,
+    seat: np.ndarray | int | None = None,
+    view: str = "private",
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.bh_observe`)."""
+    return _observe.bh_observe(cfg, state, seat=seat, view=view, out=out)
+
+
+def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts of one observation vector (:func:`.observe.bh_decode`)."""
+    return _observe.bh_decode(cfg, vec, view=view)
+
+
+def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
+    """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.bh_public_state`)."""
+    return _resample.bh_public_state(cfg, obs, seat)
 
 
 # Suit symmetry (core/symmetry.py): the observation slices indexed by card and
@@ -540,3 +581,8 @@ def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))
+
+
+# Last: the observation and search modules read this module's names when they are imported.
+from . import observe as _observe  # noqa: E402
+from . import resample as _resample  # noqa: E402

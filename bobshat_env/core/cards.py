@@ -16,7 +16,6 @@ which is all the shared trick mechanics in :mod:`tricks` need to know.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,14 +34,6 @@ class Deck:
     @property
     def n_cards(self) -> int:
         return int(self.suit_of.shape[0])
-
-    @functools.cached_property
-    def suit_table(self) -> np.ndarray:
-        """(n_suits + 1, N) bool: row s marks the cards of suit s; the last
-        row (index -1, "no suit led") is all False."""
-        table = np.zeros((self.n_suits + 1, self.n_cards), dtype=bool)
-        table[self.suit_of, np.arange(self.n_cards)] = True
-        return table
 
 
 # --------------------------------------------------------------------------

@@ -37,10 +37,9 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
@@ -49,8 +48,9 @@ from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
 from .compiled import batch_kernel, step_chunks
-from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 from .tricks import (
+    WHY_MADE,
+    WHY_MISSED,
     StepArrays,
     StepResult,
     TrickState,
@@ -58,6 +58,7 @@ from .tricks import (
     book_hand,
     clear_hand,
     clear_result,
+    close_hand,
     common_fields,
     deal_shuffled,
     follow_suit_row,
@@ -66,6 +67,10 @@ from .tricks import (
     random_first_dealer,
     step_inputs,
 )
+from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
+
+if TYPE_CHECKING:
+    from .observe import ObsLayout
 
 # Action layout
 N_CARDS = OH_N_CARDS
@@ -300,10 +305,12 @@ def suit_name(s: int) -> str:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, g, scoring, out):
-    """Game ``g``'s hand scores into ``out`` (P,); ``scoring`` indexes ``OH_SCORINGS``."""
+def _score_one(bids, taken, g, scoring, out, why):
+    """Game ``g``'s hand scores into ``out`` (P,) and why into ``why`` (P,) (``WHY_MADE`` or
+    ``WHY_MISSED``); ``scoring`` indexes ``OH_SCORINGS``."""
     for p in range(bids.shape[1]):
         made = taken[g, p] == bids[g, p]
+        why[p] = WHY_MADE if made else WHY_MISSED
         if scoring == 0:  # positive
             out[p] = taken[g, p] + (MADE_BONUS if made else 0)
         elif scoring == 1:  # neutral
@@ -315,8 +322,9 @@ def _score_one(bids, taken, g, scoring, out):
 @njit(cache=True)
 def _score_hands(bids, taken, scoring, out):
     points = np.empty(bids.shape[1], dtype=np.int64)
+    why = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
-        _score_one(bids, taken, g, scoring, points)
+        _score_one(bids, taken, g, scoring, points, why)
         out[g] = points
 
 
@@ -374,7 +382,11 @@ def _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring):
         if s.tricks_done[g] < s.hand_size[g]:
             continue
         points = np.empty(P, dtype=np.int64)
-        _score_one(s.bids, s.taken, g, scoring, points)
+        why = np.empty(P, dtype=np.int64)
+        _score_one(s.bids, s.taken, g, scoring, points, why)
+        close_hand(s, r, g, -1)  # no role card in Oh Hell
+        for p in range(P):
+            r.hand_why[g, p] = why[p]
         if book_hand(s, r, g, points, hand_sizes.shape[0], DEAL, DONE):
             s.hand_size[g] = hand_sizes[s.hand_no[g]]
             s.cur[g] = s.leader[g] = (s.dealer[g] + 1) % P
@@ -399,6 +411,11 @@ def _step_kernel(state, result, actions, active, legal, chunks, P, hand_sizes, s
         lo, hi = c * B // chunks, (c + 1) * B // chunks
         new_hands += _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring)
     return new_hands
+
+
+def new_result(cfg: OhHellConfig, B: int) -> StepResult:
+    """A :class:`StepResult` for B games, for :func:`step` to fill (and a one-game loop to reuse)."""
+    return StepResult.uninitialized(B, cfg.players)
 
 
 def step(
@@ -427,7 +444,7 @@ def step(
     actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
     if legal is None:
         legal = legal_action_mask(cfg, state)
-    res = StepResult.uninitialized(B, cfg.players) if result is None else result.checked(B, cfg.players)
+    res = new_result(cfg, B) if result is None else result.checked(B, cfg.players)
     args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
     kernel, chunks = step_chunks(_step_kernel, B)
     new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
@@ -442,34 +459,46 @@ def step(
 
 # --------------------------------------------------------------------------
 # The game's answers to the rest of the package, under the names every core
-# game module defines (see the end of bobs_hat.py).
+# game module defines (the contract: core/contract.py's GameRules).
 NAME = "oh_hell"
 DECK = OH_HELL_DECK
 card_str = oh_card_str  # card id -> notation ("QS")
 parse_card = oh_parse_card  # notation -> card id; ValueError otherwise
-HAT_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
+ROLE_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
 
 
-# The observation functions (core/observe.py) and the public state a search
-# rebuilds (core/resample.py) live in modules built on this one, so they are
-# looked up on first use (PEP 562) and from then on are this module's own
-# attributes: ``layout(cfg, view)``, ``observe(cfg, state, seat, view, out)``,
-# ``decode(cfg, vec, view)``, ``public_state(cfg, obs, seat) -> (state, counts, unseen)``.
-_LATER = {
-    "layout": (".observe", "oh_layout"),
-    "observe": (".observe", "oh_observe"),
-    "decode": (".observe", "oh_decode"),
-    "public_state": (".resample", "oh_public_state"),
-}
+def role_holder(state: State) -> np.ndarray:
+    """(B,) -1: Oh Hell has no role a seat holds."""
+    return np.full(state.batch_size, -1, dtype=np.int8)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LATER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _LATER[name]
-    value = getattr(importlib.import_module(module, __package__), attr)
-    globals()[name] = value  # a plain attribute from now on: no cost per call
-    return value
+# What a seat sees and what a search rebuilds from it: the encoders live in
+# core/observe.py and core/resample.py, which are built on this module (they
+# import it), so this module imports them last (see its end) and these call them.
+def layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
+    """The named slices of the observation vector in ``view`` (:func:`.observe.oh_layout`)."""
+    return _observe.oh_layout(cfg, view)
+
+
+def observe(
+    cfg: OhHellConfig,
+    state: State,
+    seat: np.ndarray | int | None = None,
+    view: str = "private",
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """(B, size) float32 observations of ``seat`` (default: the seat to act) (:func:`.observe.oh_observe`)."""
+    return _observe.oh_observe(cfg, state, seat=seat, view=view, out=out)
+
+
+def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
+    """The facts of one observation vector (:func:`.observe.oh_decode`)."""
+    return _observe.oh_decode(cfg, vec, view=view)
+
+
+def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
+    """``(state, counts, unseen)`` a seat knows from its private observations (:func:`.resample.oh_public_state`)."""
+    return _resample.oh_public_state(cfg, obs, seat)
 
 
 # Suit symmetry (core/symmetry.py): see bobs_hat.py. The turned trump card is a card slice.
@@ -493,3 +522,8 @@ def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.n
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))
+
+
+# Last: the observation and search modules read this module's names when they are imported.
+from . import observe as _observe  # noqa: E402
+from . import resample as _resample  # noqa: E402

@@ -43,8 +43,9 @@ import numpy as np
 
 from ..config import BobsHatConfig
 from . import bobs_hat as bh
-from .cards import BOBS_HAT_DECK, Deck, bh_hand_size
-from .observe import bh_layout
+from . import observe as _observe
+from . import oh_hell as oh
+from .cards import BOBS_HAT_DECK, OH_HELL_DECK, Deck, bh_hand_size
 from .tricks import trick_voids
 
 
@@ -352,7 +353,7 @@ def bh_public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tu
     obs = np.asarray(obs, dtype=np.float32)
     B = obs.shape[0]
     b = np.arange(B)
-    o = bh_layout(cfg).views(obs)
+    o = _observe.bh_layout(cfg).views(obs)
     me = np.asarray(seat, dtype=np.int64).reshape(B)
     absolute = (me[:, None] + np.arange(P)[None, :]) % P  # relative r -> absolute seat
     onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
@@ -425,7 +426,7 @@ def void_tracker(game: Any, batch: int) -> VoidTracker:
         module.DECK,
         play_phase=module.PLAY,
         bid_phase=module.BID,
-        secret_bids=bool(getattr(game.config, "secret_bidding", False)),
+        secret_bids=game.secret_bids,
     )
 
 
@@ -436,15 +437,11 @@ def oh_public_state(cfg: Any, obs: np.ndarray, seat: np.ndarray) -> tuple[Any, n
 
     The turned trump card is face up, so it is not among the unseen cards.
     """
-    from . import oh_hell as oh  # noqa: PLC0415
-    from .cards import OH_HELL_DECK  # noqa: PLC0415
-    from .observe import oh_layout  # noqa: PLC0415
-
     P = cfg.players
     obs = np.asarray(obs, dtype=np.float32)
     B = obs.shape[0]
     b = np.arange(B)
-    o = oh_layout(cfg).views(obs)
+    o = _observe.oh_layout(cfg).views(obs)
     me = np.asarray(seat, dtype=np.int64).reshape(B)
     absolute = (me[:, None] + np.arange(P)[None, :]) % P
     onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731

@@ -35,11 +35,6 @@ def mix64_one(x: np.uint64) -> np.uint64:
 _mix64_ufunc = vectorize(["uint64(uint64)"], cache=True)(mix64_one.py_func)
 
 
-def mix64(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finalizer, elementwise over a uint64 array (wraps mod 2**64)."""
-    return _mix64_ufunc(np.asarray(x, dtype=np.uint64))
-
-
 def combine(key: np.ndarray, *counters: np.ndarray | int) -> np.ndarray:
     """Hash a key with any number of integer counters into a new uint64 key."""
     h = np.asarray(key, dtype=np.uint64)

@@ -365,13 +365,31 @@ def common_fields(keys: np.ndarray, players: int, n_cards: int, first_dealer: np
 
 StepArrays = namedtuple(
     "StepArrays",
-    "rewards trick_done trick_cards trick_leader trick_winner hand_done renege new_hand game_done",
+    "rewards trick_done trick_cards trick_leader trick_winner hand_done renege new_hand game_done "
+    "hand_taken role_holder hand_why",
 )
+
+# Why a seat scored what it did in a finished hand (``StepResult.hand_why``): bit flags, any combination.
+WHY_MADE = 1  # made a bid (Bob's Hat: at least one of its bids; Oh Hell: took exactly the tricks bid)
+WHY_MISSED = 2  # missed a bid (Bob's Hat: at least one of its bids)
+WHY_ROLE = 4  # scored the role the game's ROLE_CARDS carry (Bob's Hat: held the hat, its value is in the score)
+WHY_NO_BID = 8  # bid nothing (Bob's Hat's no-bid option): the hand scores 0, the hat included
+WHY_RENEGE = 16  # reneged (Bob's Hat's renege mode): the renege penalty; the hand is dealt again
+WHY_NAMES = ("made", "missed", "role", "no_bid", "renege")  # bit i of a code is WHY_NAMES[i]
 
 
 @dataclass
 class StepResult:
-    """What one ``step`` did, per game. Arrays have the batch axis first."""
+    """What one ``step`` did, per game. Arrays have the batch axis first.
+
+    The closing facts of a hand (``hand_taken``, ``role_holder``,
+    ``hand_why``) are set on the rows where a hand ended, scored
+    (``hand_done``) or by a renege (``renege``), as the hand stood at its end:
+    with ``auto_deal`` the state already holds the next hand, so this is
+    where records, statistics and narration read them. On those rows
+    ``rewards`` are the hand's scores (a renege: the penalty). On every other
+    row they read "nothing": taken 0, holder -1, why 0.
+    """
 
     rewards: np.ndarray  # (B, P) int32: score changes this step (hand scores, renege penalty)
     trick_done: np.ndarray  # (B,) bool: a trick was completed
@@ -382,21 +400,26 @@ class StepResult:
     renege: np.ndarray  # (B,) bool: a renege ended the hand (Bob's Hat renege mode only)
     new_hand: np.ndarray  # (B,) bool: a new hand is due (dealt in the same step with auto_deal)
     game_done: np.ndarray  # (B,) bool: the game ended
+    hand_taken: np.ndarray  # (B, P, *T) int8: the ended hand's state.taken (Bob's Hat: cards by suit; Oh Hell: tricks)
+    role_holder: np.ndarray  # (B,) int8: seat holding the ROLE_CARDS' role at the hand's end (the hat), -1 none
+    hand_why: np.ndarray  # (B, P) int8: why each seat scored what it did, WHY_* bit flags
 
     @classmethod
-    def empty(cls, B: int, P: int) -> StepResult:
+    def empty(cls, B: int, P: int, taken: tuple[int, ...] = ()) -> StepResult:
         """A result where nothing happened."""
-        res = cls.uninitialized(B, P)
+        res = cls.uninitialized(B, P, taken)
         clear_results(StepArrays(*res.arrays()))
         return res
 
     @classmethod
-    def uninitialized(cls, B: int, P: int) -> StepResult:
+    def uninitialized(cls, B: int, P: int, taken: tuple[int, ...] = ()) -> StepResult:
         """Arrays for a step kernel to fill (it clears every row first, see
-        :func:`clear_result`). Three allocations, not nine: at B = 1 a step
-        is mostly such overhead."""
+        :func:`clear_result`). ``taken``: the trailing shape of the game's
+        ``state.taken`` beyond (B, P) (Bob's Hat ``(3,)``, Oh Hell ``()``);
+        a game's ``new_result`` knows it. Four allocations, not twelve: at
+        B = 1 a step is mostly such overhead."""
         flags = np.empty((5, B), dtype=bool)
-        seats = np.empty((B, P + 2), dtype=np.int8)
+        seats = np.empty((B, 2 * P + 3), dtype=np.int8)
         return cls(
             rewards=np.empty((B, P), dtype=np.int32),
             trick_done=flags[0],
@@ -407,13 +430,18 @@ class StepResult:
             renege=flags[2],
             new_hand=flags[3],
             game_done=flags[4],
+            role_holder=seats[:, P + 2],
+            hand_why=seats[:, P + 3 :],
+            hand_taken=np.empty((B, P, *taken), dtype=np.int8),
         )
 
-    def checked(self, B: int, P: int) -> StepResult:
+    def checked(self, B: int, P: int, taken: tuple[int, ...] = ()) -> StepResult:
         """This result, after checking it fits B games of P seats (the
         kernels write without bounds checks)."""
         if self.rewards.shape != (B, P) or self.trick_cards.shape != (B, P) or self.trick_done.shape != (B,):
             raise ValueError(f"result is for {self.rewards.shape} games x seats, this step has ({B}, {P})")
+        if self.hand_taken.shape != (B, P, *taken):
+            raise ValueError(f"result holds taken of shape {self.hand_taken.shape}, this game's is {(B, P, *taken)}")
         return self
 
     def arrays(self) -> tuple:
@@ -431,8 +459,19 @@ def clear_result(r: Any, g: int) -> None:
     for p in range(r.rewards.shape[1]):
         r.rewards[g, p] = 0
         r.trick_cards[g, p] = NO_CARD
+        r.hand_why[g, p] = 0
+    r.hand_taken[g] = 0
     r.trick_done[g] = r.hand_done[g] = r.renege[g] = r.new_hand[g] = r.game_done[g] = False
-    r.trick_leader[g] = r.trick_winner[g] = -1
+    r.trick_leader[g] = r.trick_winner[g] = r.role_holder[g] = -1
+
+
+@njit(cache=True, inline="always")
+def close_hand(s: Any, r: Any, g: int, holder: int) -> None:
+    """Write the closing facts of the hand game ``g`` just ended into ``r``:
+    the state's ``taken`` and the role's ``holder`` (-1 none). The game's
+    scoring writes ``hand_why``. Called before the next hand is dealt."""
+    r.hand_taken[g] = s.taken[g]
+    r.role_holder[g] = holder
 
 
 @njit(cache=True)

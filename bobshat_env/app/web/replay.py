@@ -20,11 +20,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError
-from ..games import make_game
-from ..play import tell_step
-from ..records import read_records, replay_report, replay_steps
-from .session import WebError, deck_faces, plain, scoring_rows, table_view, trick_of
+from ...config import ConfigError
+from ...games import make_game
+from ...records import read_records, replay_report, replay_steps
+from ...text import tell_step
+from .session import WebError, deck_faces, scoring_rows, table_view, trick_of
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a records file listed or replayed from the folder; bigger: `bobshat replay`
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
@@ -142,7 +142,7 @@ def frames(record: dict) -> dict[str, Any]:
             if previous is not None:
                 carried = [c + int(x) for c, x in zip(carried, previous.scores[0])]
             hands.append({"entry": step.entry, "number": int(step.after.hand_no[0]) + 1, "frame": len(out)})
-            lines = [plain(text.hand_header(step.after, -1))]
+            lines = [text.hand_header(step.after, -1)]
             summary, scoring = None, None
         else:
             story = tell_step(game, text, step.before, step.action, step.result, step.after, -1)
@@ -157,11 +157,9 @@ def frames(record: dict) -> dict[str, Any]:
             if step.action < game.deck.n_cards:  # the terminal tells cards with their trick; a replay goes card by card
                 seat = int(step.before.cur[0])
                 lines = [f"player_{seat} plays {text.move_name(step.action)}.", *lines]
-            if bool(getattr(step.result, "renege", [False])[0]):
+            if bool(step.result.renege[0]):
                 hands[-1]["renege"] = True
-        ended = step.result is not None and (
-            bool(step.result.hand_done[0]) or bool(getattr(step.result, "renege", [False])[0])
-        )
+        ended = step.result is not None and (bool(step.result.hand_done[0]) or bool(step.result.renege[0]))
         # a hand's last card: the core has moved on to the next hand's number and dealer; show the hand just played
         view = table_view(game, text, step.after, names, None, last_trick, dealt=step.before if ended else None)
         for seat, before in zip(view["seats"], carried):
@@ -229,7 +227,7 @@ class ReplaySources:
     # -- uploads
     def add_upload(self, name: str, data: bytes, now: float) -> dict[str, Any]:
         """Hold an uploaded records file (already size-checked) and summarize it; the oldest go past the limit."""
-        import secrets  # noqa: PLC0415
+        import secrets
 
         if len(data) > self.max_upload:
             raise WebError(413, f"the upload has {len(data):,} bytes; the limit is {self.max_upload:,}")

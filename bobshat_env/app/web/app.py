@@ -45,7 +45,7 @@ browser send requests here: links, forms, ``no-cors`` fetches):
   the page shows what the link asks for and waits for a click;
 - agent specs are checked against the request caps
   (:data:`agents.registry.REQUEST_CAPS`) and the file allow-list (see
-  :class:`~bobshat_env.web.session.AgentCatalog`);
+  :class:`~bobshat_env.app.web.session.AgentCatalog`);
 - an upload costs a bounded multiple of ``max_upload`` in memory and in the
   response; errors are always ``{"error": ...}``, and a failure (500) never
   closes the connection;
@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import time
@@ -67,7 +68,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import Headers, MutableHeaders, State
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
@@ -77,8 +78,8 @@ from starlette.responses import JSONResponse as _StarletteJSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..config import ConfigError
-from ..games import DESCRIPTIONS, make_game
+from ...config import ConfigError
+from ...games import DESCRIPTIONS, make_game
 from .replay import ReplaySources, frames
 from .session import AgentCatalog, SessionStore, WebError
 
@@ -160,7 +161,7 @@ class _CatchAll:
 
         try:
             await self.app(scope, receive, tracking_send)
-        except Exception as exc:  # noqa: BLE001 - every failure answers, none kills the connection
+        except Exception as exc:  # every failure answers, none kills the connection
             _log.exception("bobshat serve: a request failed")
             if not started:
                 await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {str(exc)[:300]}")
@@ -327,6 +328,197 @@ def _meta(catalog: AgentCatalog) -> dict[str, Any]:
     return {"games": games}
 
 
+# ==========================================================================
+# The handlers: module-level, each reads what it needs from ``request.app.state`` (set up by create_app)
+_PAGES = {"/": "index.html", "/play": "play.html", "/replay": "replay.html", "/records": "records.html"}
+
+
+async def page(request: Request) -> Response:
+    """A static page by its path; ``/play`` opened from another site waits for a click (``data-confirm``)."""
+    name = _PAGES[request.url.path]
+    if name == "play.html" and foreign_navigation(request.scope, request.headers):
+        # opened from another site: the page shows the link's game and waits for a click to start it
+        html = (STATIC / name).read_text(encoding="utf-8")
+        return HTMLResponse(html.replace("<body>", '<body data-confirm="link">', 1))
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+async def meta(request: Request) -> Response:
+    """``GET /api/meta``: the games, their options and the bots on offer (worked out once)."""
+    state = request.app.state
+    if state.meta is None:
+        state.meta = await run_in_threadpool(_meta, state.catalog)
+    return JSONResponse(state.meta)
+
+
+async def new_game(request: Request) -> Response:
+    """``POST /api/games``: a new game from the ``/play`` parameters; its table."""
+    params = await _json_body(request)
+    session = await run_in_threadpool(request.app.state.store.create, params)
+    return JSONResponse(await run_in_threadpool(session.view), status_code=201)
+
+
+async def show_game(request: Request) -> Response:
+    """``GET /api/games/{id}?since=N``: the table, with the log from entry N."""
+    session = request.app.state.store.get(request.path_params["gid"])
+    return JSONResponse(await run_in_threadpool(session.view, _int_param(request, "since", 0)))
+
+
+async def move(request: Request) -> Response:
+    """``POST /api/games/{id}/move``: the human's move; the table after it."""
+    session = request.app.state.store.get(request.path_params["gid"])
+    body = await _json_body(request)
+    unknown = sorted(set(body) - {"move", "action", "turn", "renege", "since"})
+    if unknown:
+        raise WebError(400, f"unknown key(s) {', '.join(unknown)}; a move has move (or action), turn, renege")
+    renege = body.get("renege", False)
+    if not isinstance(renege, bool):
+        raise WebError(400, f"renege must be true or false, got {renege!r}")
+    since = _since(body)
+    await run_in_threadpool(session.move, body.get("move"), body.get("action"), body.get("turn"), renege)
+    return JSONResponse(await run_in_threadpool(session.view, since))
+
+
+async def advance(request: Request) -> Response:
+    """``POST /api/games/{id}/advance``: up to ``steps`` bot moves; the table after them."""
+    session = request.app.state.store.get(request.path_params["gid"])
+    body = await _json_body(request)
+    since = _since(body)
+    await run_in_threadpool(session.advance, body.get("steps", 1))
+    return JSONResponse(await run_in_threadpool(session.view, since))
+
+
+async def leave(request: Request) -> Response:
+    """``DELETE /api/games/{id}``: leave the game (nothing saved)."""
+    request.app.state.store.remove(request.path_params["gid"])
+    return Response(status_code=204)
+
+
+async def record(request: Request) -> Response:
+    """``GET /api/games/{id}/record``: the finished game's record, as a JSON Lines download."""
+    session = request.app.state.store.get(request.path_params["gid"])
+    if session.record is None:
+        raise WebError(409, "the game is not over: its record is written at the end")
+    name = f"bobshat-{session.game.name}-seed{session.seed}.jsonl"
+    return Response(
+        json.dumps(session.record, separators=(",", ":")) + "\n",
+        media_type="application/x-ndjson",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+async def records(request: Request) -> Response:
+    """``GET /api/records``: the records folder's files, each record checked like ``bobshat replay``."""
+    state = request.app.state
+    files = await run_in_threadpool(state.sources.listing)
+    # the folder's name only: its absolute path tells a page nothing it needs about this machine
+    return JSONResponse({"folder": state.folder.name, "files": files, "max_upload": state.max_upload})
+
+
+async def replay(request: Request) -> Response:
+    """``GET /api/replay``: the frames of one record (``file=NAME``, ``upload=ID`` or ``game=ID``)."""
+    state = request.app.state
+    q = request.query_params
+    index = _int_param(request, "record", 0)
+    if "game" in q:
+        session = state.store.get(q["game"])
+        if session.record is None:
+            raise WebError(409, "the game is not over yet")
+        rec = session.record
+    elif "upload" in q:
+        rec = state.sources.from_upload(q["upload"], index)
+    elif "file" in q:
+        rec = await run_in_threadpool(state.sources.from_file, q["file"], index)
+    else:
+        raise WebError(400, "name a record: file=NAME&record=N, upload=ID&record=N or game=ID")
+    return JSONResponse(await run_in_threadpool(frames, rec))
+
+
+async def _uploaded_file(request: Request, body: bytes, name: str) -> tuple[str, bytes]:
+    """The file field of a ``multipart/form-data`` body already read (its size checked): its name and bytes."""
+
+    async def replay_body() -> dict:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        form = await Request(request.scope, replay_body).form(max_files=1, max_fields=4)
+    except HTTPException as err:
+        raise WebError(400, f"the form cannot be read: {err.detail}") from None
+    field = form.get("file")
+    if field is None or isinstance(field, str):
+        raise WebError(400, "the form has no file field named 'file'")
+    name = field.filename or name
+    data = await field.read()
+    await form.close()
+    return name, data
+
+
+async def upload(request: Request) -> Response:
+    """``POST /api/uploads``: a records file (the body, or the form field ``file``); its records, checked."""
+    state = request.app.state
+    if request.headers.get(UPLOAD_HEADER, "").strip() != "1":
+        # a text/plain or multipart POST needs no CORS preflight; a custom header does (and none is granted)
+        raise WebError(403, f"an upload must carry the header {UPLOAD_HEADER.title()}: 1 (the page sends it)")
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    overhead = 16 * 1024 if kind == "multipart/form-data" else 0
+    body = await _read_body(request, state.max_upload + overhead, "the upload")
+    name = request.query_params.get("name", "")
+    if kind == "multipart/form-data":
+        name, body = await _uploaded_file(request, body, name)
+    data = await run_in_threadpool(state.sources.add_upload, name[:200], body, state.clock())
+    return JSONResponse(data, status_code=201)
+
+
+async def web_error(request: Request, exc: Exception) -> Response:
+    """A refused request (:class:`WebError`) as ``{"error": ...}`` with its status."""
+    assert isinstance(exc, WebError)
+    return _error(exc.status, exc.message)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own HTTP errors (404, 405) as ``{"error": ...}`` too."""
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, str(exc.detail))
+
+
+def sweep(state: State) -> None:
+    """Drop the games and uploads idle longer than the timeout."""
+    state.store.sweep()
+    state.sources.sweep(state.clock(), state.idle_timeout)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """While the server runs, a task sweeps idle games and uploads every ``sweep_every`` seconds."""
+
+    async def sweeper() -> None:
+        while True:
+            await asyncio.sleep(app.state.sweep_every)
+            app.state.sweep()
+
+    task = asyncio.create_task(sweeper())
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+ROUTES = [
+    *(Route(path, page) for path in _PAGES),
+    Route("/api/meta", meta),
+    Route("/api/games", new_game, methods=["POST"]),
+    Route("/api/games/{gid}", show_game, methods=["GET"]),
+    Route("/api/games/{gid}", leave, methods=["DELETE"]),
+    Route("/api/games/{gid}/move", move, methods=["POST"]),
+    Route("/api/games/{gid}/advance", advance, methods=["POST"]),
+    Route("/api/games/{gid}/record", record),
+    Route("/api/records", records),
+    Route("/api/replay", replay),
+    Route("/api/uploads", upload, methods=["POST"]),
+    Mount("/static", StaticFiles(directory=STATIC), name="static"),
+]
+
+
 def create_app(
     records_dir: str | Path,
     agents: list[str] | None = None,
@@ -346,166 +538,16 @@ def create_app(
     timeout. sweep_every: seconds between clean-ups (default a quarter of the
     timeout, at most a minute). catalog: the agents on offer, already built
     from ``agents`` (and ``shipped``), which are then ignored.
+
+    The handlers are module-level functions; what they share (the games,
+    the replay sources, the settings) is in ``app.state``.
     """
     folder = Path(records_dir).resolve()  # a relative folder means the one at start, whatever the cwd later
     if catalog is None:  # (``serve`` builds it first: a bad --agents is refused before the folder is made)
         catalog = AgentCatalog(agents or (), shipped=shipped)
-    store = SessionStore(folder, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
-    sources = ReplaySources(folder, max_upload)
-    meta_cache: dict[str, Any] = {}
-    every = sweep_every if sweep_every is not None else min(60.0, idle_timeout / 4)
-
-    def sweep() -> None:
-        store.sweep()
-        sources.sweep(clock(), idle_timeout)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async def sweeper() -> None:
-            while True:
-                await asyncio.sleep(every)
-                sweep()
-
-        task = asyncio.create_task(sweeper())
-        try:
-            yield
-        finally:
-            task.cancel()
-
-    def page(name: str) -> Any:
-        async def endpoint(request: Request) -> Response:
-            if name == "play.html" and foreign_navigation(request.scope, request.headers):
-                # opened from another site: the page shows the link's game and waits for a click to start it
-                html = (STATIC / name).read_text(encoding="utf-8")
-                return HTMLResponse(html.replace("<body>", '<body data-confirm="link">', 1))
-            return FileResponse(STATIC / name, media_type="text/html")
-
-        return endpoint
-
-    async def meta(request: Request) -> Response:
-        if "meta" not in meta_cache:
-            meta_cache["meta"] = await run_in_threadpool(_meta, catalog)
-        return JSONResponse(meta_cache["meta"])
-
-    async def new_game(request: Request) -> Response:
-        params = await _json_body(request)
-        session = await run_in_threadpool(store.create, params)
-        return JSONResponse(await run_in_threadpool(session.view), status_code=201)
-
-    async def show_game(request: Request) -> Response:
-        session = store.get(request.path_params["gid"])
-        return JSONResponse(await run_in_threadpool(session.view, _int_param(request, "since", 0)))
-
-    async def move(request: Request) -> Response:
-        session = store.get(request.path_params["gid"])
-        body = await _json_body(request)
-        unknown = sorted(set(body) - {"move", "action", "turn", "renege", "since"})
-        if unknown:
-            raise WebError(400, f"unknown key(s) {', '.join(unknown)}; a move has move (or action), turn, renege")
-        renege = body.get("renege", False)
-        if not isinstance(renege, bool):
-            raise WebError(400, f"renege must be true or false, got {renege!r}")
-        since = _since(body)
-        await run_in_threadpool(session.move, body.get("move"), body.get("action"), body.get("turn"), renege)
-        return JSONResponse(await run_in_threadpool(session.view, since))
-
-    async def advance(request: Request) -> Response:
-        session = store.get(request.path_params["gid"])
-        body = await _json_body(request)
-        since = _since(body)
-        await run_in_threadpool(session.advance, body.get("steps", 1))
-        return JSONResponse(await run_in_threadpool(session.view, since))
-
-    async def leave(request: Request) -> Response:
-        store.remove(request.path_params["gid"])
-        return Response(status_code=204)
-
-    async def record(request: Request) -> Response:
-        session = store.get(request.path_params["gid"])
-        if session.record is None:
-            raise WebError(409, "the game is not over: its record is written at the end")
-        name = f"bobshat-{session.game.name}-seed{session.seed}.jsonl"
-        return Response(
-            json.dumps(session.record, separators=(",", ":")) + "\n",
-            media_type="application/x-ndjson",
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
-        )
-
-    async def records(request: Request) -> Response:
-        files = await run_in_threadpool(sources.listing)
-        # the folder's name only: its absolute path tells a page nothing it needs about this machine
-        return JSONResponse({"folder": folder.name, "files": files, "max_upload": max_upload})
-
-    async def replay(request: Request) -> Response:
-        q = request.query_params
-        index = _int_param(request, "record", 0)
-        if "game" in q:
-            session = store.get(q["game"])
-            if session.record is None:
-                raise WebError(409, "the game is not over yet")
-            rec = session.record
-        elif "upload" in q:
-            rec = sources.from_upload(q["upload"], index)
-        elif "file" in q:
-            rec = await run_in_threadpool(sources.from_file, q["file"], index)
-        else:
-            raise WebError(400, "name a record: file=NAME&record=N, upload=ID&record=N or game=ID")
-        return JSONResponse(await run_in_threadpool(frames, rec))
-
-    async def upload(request: Request) -> Response:
-        if request.headers.get(UPLOAD_HEADER, "").strip() != "1":
-            # a text/plain or multipart POST needs no CORS preflight; a custom header does (and none is granted)
-            raise WebError(403, f"an upload must carry the header {UPLOAD_HEADER.title()}: 1 (the page sends it)")
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        overhead = 16 * 1024 if kind == "multipart/form-data" else 0
-        body = await _read_body(request, max_upload + overhead, "the upload")
-        name = request.query_params.get("name", "")
-        if kind == "multipart/form-data":
-
-            async def replay_body() -> dict:
-                return {"type": "http.request", "body": body, "more_body": False}
-
-            try:
-                form = await Request(request.scope, replay_body).form(max_files=1, max_fields=4)
-            except HTTPException as err:
-                raise WebError(400, f"the form cannot be read: {err.detail}") from None
-            field = form.get("file")
-            if field is None or isinstance(field, str):
-                raise WebError(400, "the form has no file field named 'file'")
-            name = field.filename or name
-            body = await field.read()
-            await form.close()
-        data = await run_in_threadpool(sources.add_upload, name[:200], body, clock())
-        return JSONResponse(data, status_code=201)
-
-    async def web_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, WebError)
-        return _error(exc.status, exc.message)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        return _error(exc.status_code, str(exc.detail))
-
-    routes = [
-        Route("/", page("index.html")),
-        Route("/play", page("play.html")),
-        Route("/replay", page("replay.html")),
-        Route("/records", page("records.html")),
-        Route("/api/meta", meta),
-        Route("/api/games", new_game, methods=["POST"]),
-        Route("/api/games/{gid}", show_game, methods=["GET"]),
-        Route("/api/games/{gid}", leave, methods=["DELETE"]),
-        Route("/api/games/{gid}/move", move, methods=["POST"]),
-        Route("/api/games/{gid}/advance", advance, methods=["POST"]),
-        Route("/api/games/{gid}/record", record),
-        Route("/api/records", records),
-        Route("/api/replay", replay),
-        Route("/api/uploads", upload, methods=["POST"]),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
     hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOOPBACK)
     app = Starlette(
-        routes=routes,
+        routes=ROUTES,
         middleware=[
             Middleware(_SecurityHeaders),
             Middleware(_CatchAll),
@@ -515,10 +557,18 @@ def create_app(
         exception_handlers={WebError: web_error, HTTPException: http_error},
         lifespan=lifespan,
     )
-    app.state.allowed_hosts = hosts
-    app.state.store = store
-    app.state.sources = sources
-    app.state.sweep = sweep
+    state = app.state
+    state.allowed_hosts = hosts
+    state.folder = folder
+    state.catalog = catalog
+    state.store = SessionStore(folder, catalog, idle_timeout=idle_timeout, max_games=max_games, clock=clock)
+    state.sources = ReplaySources(folder, max_upload)
+    state.max_upload = max_upload
+    state.idle_timeout = idle_timeout
+    state.clock = clock
+    state.meta = None  # the games and bots on offer, worked out at the first /api/meta
+    state.sweep_every = sweep_every if sweep_every is not None else min(60.0, idle_timeout / 4)
+    state.sweep = functools.partial(sweep, state)
     return app
 
 

@@ -5,9 +5,9 @@ optional records), ``replay`` (check records against the rules), ``eval``
 (duplicate tournaments), ``bids`` (the bidding benchmark: regret against
 oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
 watch and replay in the browser), ``bench`` (throughput against peers),
-``train`` (PPO with self-play) and ``exploit`` (a learned best response
-against a frozen bot). Each command's ``--help`` lists its flags.
-Heavy imports happen inside the
+``train`` (PPO with self-play), ``exploit`` (a learned best response
+against a frozen bot) and ``imitate`` (a policy fitted to records). Each
+command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
 
@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .config import ConfigError
-from .games import DESCRIPTIONS, GAMES, describe
+from ..config import ConfigError
+from ..games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).
 # Memory, not time, sets them: simulate keeps each game's totals (P int64s, 40 bytes with 5 players:
@@ -136,7 +136,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from agents.arena import play_games
     from agents.registry import count_error, split_specs
 
-    from .games import make_game
+    from ..games import make_game
 
     game = make_game(args.game, **game_options(args))
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
@@ -146,7 +146,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
     if args.records:
-        from .records import Recorder
+        from ..records import Recorder
 
         factory = lambda g, state, ids: Recorder(g, state, ids, seed=args.seed, agents=specs)  # noqa: E731
     # One batch at a time, its records streamed out before the next (a record is ~50 KB in memory: a
@@ -156,7 +156,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         out = None
         if args.records:
-            from .records import JsonlWriter
+            from ..records import JsonlWriter
 
             out = stack.enter_context(JsonlWriter(args.records))
         for start in range(0, args.games, args.batch_size):
@@ -180,7 +180,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .records import replay_main
+    from ..records import replay_main
 
     return replay_main(args.file)
 
@@ -196,7 +196,7 @@ def check_outputs(args: argparse.Namespace, *flags: str) -> None:
     ``-`` is stdout for ``--json``; anywhere else it is refused (it would be a
     file named ``-``). A ``--plot`` name must end with an image extension.
     """
-    from .paths import check_plot_path, check_writable
+    from ..paths import check_plot_path, check_writable
 
     for flag in flags:
         path = getattr(args, flag)
@@ -223,7 +223,7 @@ def _output_flag(args: argparse.Namespace, path: str) -> str | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from train.evaluate import cli_eval
+    from train.evaluate.command import cli_eval
 
     options = game_options(args)
     check_outputs(args, "json", "records", "plot")
@@ -232,7 +232,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_bids(args: argparse.Namespace) -> int:
     """``bobshat bids``: the game options default to None here, so ``--suite`` can refuse any given one."""
-    from train.bids import cli_bids
+    from train.bids.command import cli_bids
 
     defaults = vars(_game_option_parser().parse_args([]))
     given = [k for k in defaults if getattr(args, k) is not None]
@@ -258,8 +258,8 @@ def _game_option_parser() -> argparse.ArgumentParser:
 def cmd_play(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdin.closed:
         raise ConfigError("standard input is closed: play reads your moves from it (run it in a terminal)")
-    from .games import make_game
-    from .play import default_opponent, play
+    from ..games import make_game
+    from .terminal import default_opponent, play
 
     game = make_game(args.game, **game_options(args))
     P = game.players
@@ -285,7 +285,7 @@ def _host(text: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Play, watch and replay in the browser (bobshat_env/web)."""
+    """Play, watch and replay in the browser (bobshat_env/app/web)."""
     from agents.registry import split_specs
 
     from .web import serve
@@ -331,7 +331,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from train.ppo import main as train_main  # imports torch
+    from train.ppo.run import main as train_main  # imports torch
 
     return train_main(list(args.train_args))
 
@@ -341,25 +341,6 @@ def cmd_imitate(args: argparse.Namespace) -> int:
     from train.imitate import cli_imitate  # imports torch
 
     return cli_imitate(args, game_options(args))
-
-
-def add_imitate_parser(sub: Any) -> None:
-    """``bobshat imitate``: its flags (the game's, the records, the output, the training's)."""
-    p = sub.add_parser("imitate", help="fit a policy to the decisions in records files (train/imitate.py)")
-    _add_game_options(p)
-    p.add_argument("--records", nargs="+", required=True, metavar="FILE", help="JSON Lines records files")
-    p.add_argument("--out", required=True, metavar="PATH", help="the policy checkpoint to write (ppo:PATH plays it)")
-    p.add_argument("--holdout", type=float_range(0.0, 0.99), default=0.1, help="share of games held out (0.1)")
-    p.add_argument("--epochs", type=int_range(1, 1000), default=4, help="passes over the training games (4)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of the split, the initial weights, the batches (0)")
-    p.add_argument("--init-from", default=None, metavar="CKPT", help="start from this policy checkpoint's weights")
-    p.add_argument("--hidden", type=int_list(1, 16_384), default=None, help="hidden layer sizes (default 128,128)")
-    p.add_argument("--learning-rate", type=float_range(1e-6, 1.0), default=2e-3, help="Adam's, decayed to 0 (2e-3)")
-    p.add_argument("--minibatch-size", type=int_range(1, MAX_BATCH), default=512, help="decisions per step (512)")
-    p.add_argument("--value-coef", type=float_range(0.0, 100.0), default=0.5, help="value loss weight; 0: skip (0.5)")
-    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    p.set_defaults(func=cmd_imitate)
 
 
 def cmd_exploit(args: argparse.Namespace) -> int:
@@ -390,15 +371,14 @@ class _HelpFormatter(argparse.HelpFormatter):
         return text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0].replace("``", ""))
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser = functools.partial(sub.add_parser, formatter_class=_HelpFormatter)  # type: ignore[method-assign]
-    agents_help = f"comma-separated agent specs, one per seat (default all random). Agents: {_AGENT_LIST}"
+AGENTS_HELP = f"comma-separated agent specs, one per seat (default all random). Agents: {_AGENT_LIST}"
 
+
+def _simulate_parser(sub: Any) -> None:
+    """The flags of ``bobshat simulate``."""
     p = sub.add_parser("simulate", help="bots play each other; prints mean totals per seat")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help=agents_help)
+    p.add_argument("--agents", default=None, help=AGENTS_HELP)
     p.add_argument(
         "--games",
         type=int_range(1, MAX_GAMES),
@@ -410,12 +390,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--records", default=None, help="write every game to this JSON Lines file")
     p.set_defaults(func=cmd_simulate)
 
+
+def _replay_parser(sub: Any) -> None:
+    """The flags of ``bobshat replay``."""
     p = sub.add_parser("replay", help="check every action and score of a records file against the rules")
     p.add_argument("file", help="a JSON Lines file of game records")
     p.set_defaults(func=cmd_replay)
+
+
+def _eval_parser(sub: Any) -> None:
+    """The flags of ``bobshat eval``."""
     p = sub.add_parser("eval", help="duplicate tournament: scores with 95%% CIs, ratings, bidding report, plot")
     _add_game_options(p)
-    p.add_argument("--agents", default=None, help=agents_help)
+    p.add_argument("--agents", default=None, help=AGENTS_HELP)
     p.add_argument(
         "--layout",
         default=None,
@@ -469,6 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
         "all (card play too, slower), none (default bids)",
     )
     p.set_defaults(func=cmd_eval)
+
+
+def _bids_parser(sub: Any) -> None:
+    """The flags of ``bobshat bids``."""
     p = sub.add_parser("bids", help="bidding benchmark: regret against hindsight and information-set oracles")
     _add_game_options(p)
     p.set_defaults(**{k: None for k in vars(_game_option_parser().parse_args([]))})
@@ -505,6 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_bids)
+
+
+def _play_parser(sub: Any) -> None:
+    """The flags of ``bobshat play``."""
     p = sub.add_parser("play", help="play a game in the terminal against bots")
     _add_game_options(p)
     p.add_argument("--seat", type=INT, default=0, help="your seat (default 0)")
@@ -520,6 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", default=None, metavar="FILE.jsonl", help="append the finished game's record to this file")
     p.set_defaults(func=cmd_play)
 
+
+def _serve_parser(sub: Any) -> None:
+    """The flags of ``bobshat serve``."""
     p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the web extra)")
     p.add_argument(
         "--host", type=_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
@@ -551,6 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_serve)
 
+
+def _bench_parser(sub: Any) -> None:
+    """The flags of ``bobshat bench``."""
     p = sub.add_parser("bench", help="throughput with random legal play (decisions/s, games/s), with peers")
     p.add_argument(
         "--json", default=None, metavar="FILE", help="write one JSON row per measurement to FILE ('-': stdout)"
@@ -573,12 +574,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_bench)
 
+
+def _train_parser(sub: Any) -> None:
+    """``bobshat train``: its flags go through to train.ppo, which parses them."""
     # train.ppo parses these flags itself (one per Args field, see `bobshat train --help`); this parser
     # only passes them through: with prefix "+" none of them looks like an option here.
     p = sub.add_parser("train", help="PPO with self-play (train/ppo.py)", prefix_chars="+", add_help=False)
     p.add_argument("train_args", nargs="*", help="--config configs/NAME.yaml [--key value ...]")
     p.set_defaults(func=cmd_train)
 
+
+def _exploit_parser(sub: Any) -> None:
+    """The flags of ``bobshat exploit``."""
     p = sub.add_parser("exploit", help="how exploitable is a bot: train a best response against it (train/exploit.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
@@ -623,7 +630,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=cmd_exploit)
-    add_imitate_parser(sub)
+
+
+def _imitate_parser(sub: Any) -> None:
+    """``bobshat imitate``: its flags (the game's, the records, the output, the training's)."""
+    p = sub.add_parser("imitate", help="fit a policy to the decisions in records files (train/imitate.py)")
+    _add_game_options(p)
+    p.add_argument("--records", nargs="+", required=True, metavar="FILE", help="JSON Lines records files")
+    p.add_argument("--out", required=True, metavar="PATH", help="the policy checkpoint to write (ppo:PATH plays it)")
+    p.add_argument("--holdout", type=float_range(0.0, 0.99), default=0.1, help="share of games held out (0.1)")
+    p.add_argument("--epochs", type=int_range(1, 1000), default=4, help="passes over the training games (4)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the split, the initial weights, the batches (0)")
+    p.add_argument("--init-from", default=None, metavar="CKPT", help="start from this policy checkpoint's weights")
+    p.add_argument("--hidden", type=int_list(1, 16_384), default=None, help="hidden layer sizes (default 128,128)")
+    p.add_argument("--learning-rate", type=float_range(1e-6, 1.0), default=2e-3, help="Adam's, decayed to 0 (2e-3)")
+    p.add_argument("--minibatch-size", type=int_range(1, MAX_BATCH), default=512, help="decisions per step (512)")
+    p.add_argument("--value-coef", type=float_range(0.0, 100.0), default=0.5, help="value loss weight; 0: skip (0.5)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_imitate)
+
+
+# each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    _simulate_parser,
+    _replay_parser,
+    _eval_parser,
+    _bids_parser,
+    _play_parser,
+    _serve_parser,
+    _bench_parser,
+    _train_parser,
+    _exploit_parser,
+    _imitate_parser,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``bobshat`` parser: one subparser per command, each built by its own function (``SUBCOMMANDS``)."""
+    parser = argparse.ArgumentParser(prog="bobshat", description=__doc__.split("\n\n")[0].replace("``", ""))
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser = functools.partial(sub.add_parser, formatter_class=_HelpFormatter)  # type: ignore[method-assign]
+    for add in SUBCOMMANDS:
+        add(sub)
     return parser
 
 

@@ -1,9 +1,9 @@
 """Games in progress for ``bobshat serve``: one :class:`GameSession` per game, a :class:`SessionStore` for all.
 
-Nothing here knows HTTP (the routes are in :mod:`bobshat_env.web.app`), and
+Nothing here knows HTTP (the routes are in :mod:`bobshat_env.app.web.app`), and
 nothing here knows a game by name: every game-specific word, card face and
 fact comes from the :class:`~bobshat_env.games.Game` and the play text its
-description names (:mod:`bobshat_env.play`), the rules from the batched core.
+description names (:mod:`bobshat_env.text`), the rules from the batched core.
 A session steps one game (B = 1) move by move:
 
 - a bot moves only when the page asks (:meth:`GameSession.advance`), so the
@@ -11,7 +11,7 @@ A session steps one game (B = 1) move by move:
 - a human move arrives as its notation (``blue14``, ``hat+10``,
   ``blue+fewest``, ``none``, ``QS``, ``3``) and is read by the same parser as
   the terminal game, so a bad one gets the same reason; it changes nothing;
-- each step is told as the terminal tells it (:func:`bobshat_env.play.tell_step`);
+- each step is told as the terminal tells it (:func:`bobshat_env.text.tell_step`);
 - the finished game is recorded by :class:`bobshat_env.records.Recorder`
   and handed to the store, which appends it to the records folder.
 
@@ -33,14 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from ..config import ConfigError
-from ..core import rng
-from ..core.tricks import IllegalActionError
-from ..games import DESCRIPTIONS, Game, describe, make_game
-from ..paths import check_writable
-from ..play import HUMAN, MoveError, _ordinal, _seat_name, new_seed, tell_step
-from ..records import Recorder, write_jsonl
-from ..seating import SeatDispatch
+from ...config import ConfigError
+from ...core import rng
+from ...core.tricks import IllegalActionError
+from ...games import DESCRIPTIONS, Game, describe, make_game
+from ...paths import check_writable
+from ...records import Recorder, write_jsonl
+from ...seating import SeatDispatch
+from ...text import GameText, MoveError, RenegeQuestion, ordinal, seat_name, tell_step
+from ..terminal import HUMAN, new_seed
 
 RECORDS_FILE = "games.jsonl"
 FINISHED_PER_GAME = 10  # finished games kept (for their record and replay) per game in play: memory stays bounded
@@ -58,14 +59,14 @@ class WebError(Exception):
 
 # ==========================================================================
 # What the page draws
-def deck_faces(game: Game, text: Any) -> dict[str, dict[str, Any]]:
+def deck_faces(game: Game, text: GameText) -> dict[str, dict[str, Any]]:
     """Every card's face (notation, rank, suit, symbol, hat) by notation: sent once, drawn by name."""
     return {(face := text.card_face(c))["name"]: face for c in range(game.deck.n_cards)}
 
 
 def table_view(
     game: Game,
-    text: Any,
+    text: GameText,
     state: Any,
     names: Sequence[str],
     viewer: int | None,
@@ -97,7 +98,7 @@ def table_view(
         seats.append(
             {
                 "seat": p,
-                "label": _seat_name(p, me),
+                "label": seat_name(p, me),
                 "agent": names[p],
                 "bid": facts["bids"][p],
                 "taken": facts["taken"][p],
@@ -136,7 +137,7 @@ def table_view(
 _VERDICT = re.compile(r"\b(made|missed)\b")
 
 
-def scoring_rows(game: Game, text: Any, snap: Any, action: int, lines: Sequence[str], human: int) -> list[dict]:
+def scoring_rows(game: Game, text: GameText, snap: Any, action: int, lines: Sequence[str], human: int) -> list[dict]:
     """A finished hand's scoring as table rows: seat, bid, taken, made or missed, points, total.
 
     ``snap`` is the state before the hand's last action (the step that
@@ -165,7 +166,7 @@ def scoring_rows(game: Game, text: Any, snap: Any, action: int, lines: Sequence[
         rows.append(
             {
                 "seat": p,
-                "label": _seat_name(p, human),
+                "label": seat_name(p, human),
                 "bid": facts["bids"][p],
                 "taken": facts["taken"][p],
                 "result": result,
@@ -174,11 +175,6 @@ def scoring_rows(game: Game, text: Any, snap: Any, action: int, lines: Sequence[
             }
         )
     return rows
-
-
-def plain(header: str) -> str:
-    """A terminal heading without its rule (``=== Hand 1 of 2: ... ===`` -> ``Hand 1 of 2: ...``)."""
-    return header.strip("=- ")
 
 
 def trick_of(game: Game, res: Any, hand: int, number: int, line: str) -> dict[str, Any]:
@@ -205,7 +201,7 @@ def verdict(totals: Sequence[int], seat: int | None) -> str:
         return f"{who} win{'s' if len(winners) == 1 else ''} with {best}."
     if seat in winners:
         return "You win!" if len(winners) == 1 else f"You share the win with {len(winners) - 1} other(s)!"
-    return f"You finished {_ordinal(1 + sum(t > totals[seat] for t in totals))} of {len(totals)}."
+    return f"You finished {ordinal(1 + sum(t > totals[seat] for t in totals))} of {len(totals)}."
 
 
 # ==========================================================================
@@ -240,7 +236,7 @@ class GameSession:
         self.clock = clock
         self.touched = clock()
         self.lock = threading.Lock()
-        self.text = game.play_text()
+        self.text: GameText = game.play_text()
         self.faces = deck_faces(game, self.text)
         self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
         self.recorder = Recorder(game, self.state, agents=self.names)
@@ -254,7 +250,7 @@ class GameSession:
         self.saved: dict | None = None  # {"file": name} once appended to the records folder
         self.save_error: str | None = None
         self.on_finish: Callable[[GameSession], None] | None = None
-        self._say("header", [plain(self.text.hand_header(self.state, self._me))])
+        self._say("header", [self.text.hand_header(self.state, self._me)])
 
     @property
     def _me(self) -> int:
@@ -297,7 +293,7 @@ class GameSession:
             rows = scoring_rows(game, self.text, snap, action, story.summary, self._me)
             self.summaries.append({"hand": int(snap.hand_no[0]) + 1, "lines": story.summary, "rows": rows})
         if story.header:  # (the last trick stays on show, named by its hand)
-            self._say("header", [plain(story.header)])
+            self._say("header", [story.header])
         if finished:
             self.record = finished[0]
             self._say("result", [verdict(self.totals(), self.seat)])
@@ -355,7 +351,7 @@ class GameSession:
             if self.done:
                 raise WebError(409, "the game is over")
             if not self.human_turn:
-                raise WebError(409, f"it is {_seat_name(self.to_act, self.seat)}'s turn (a bot), not yours")
+                raise WebError(409, f"it is {seat_name(self.to_act, self.seat)}'s turn (a bot), not yours")
             state = self.state
             legal = self.game.legal_action_mask(state)[0]
             if action is not None:
@@ -381,12 +377,13 @@ class GameSession:
             raise WebError(400, "a move is a short notation such as blue14, QS or 3")
         try:
             return int(self.text.parse(move, self.state, self.seat, legal))
-        except MoveError as err:
-            allowed, card = getattr(err, "allowed", False), getattr(err, "card", None)
-            if allowed and card is not None:  # renege mode: a card that breaks follow suit is a renege
+        except RenegeQuestion as err:
+            if err.allowed:  # renege mode: a card that breaks follow suit is a renege
                 if renege:
-                    return int(card)
+                    return int(err.card)
                 raise WebError(400, f"{err}; playing it anyway is a renege: send renege: true") from None
+            raise WebError(400, f"{move.strip()!r}: {err}") from None
+        except MoveError as err:
             raise WebError(400, f"{move.strip()!r}: {err}") from None
 
     # -- what the page draws
@@ -401,7 +398,7 @@ class GameSession:
             for a in np.flatnonzero(legal)
         ]
         reneges = []
-        if getattr(self.game.config, "renege_mode", False) and legal[:n_cards].any():
+        if self.game.renege_mode and legal[:n_cards].any():
             for c in np.flatnonzero(self.state.hands[0, self.seat] & ~legal[:n_cards]):
                 reneges.append({"name": self.text.move_name(int(c)), "action": int(c), "card": True})
         return moves, reneges, self.text.moves_note(self.state, legal)
@@ -451,7 +448,7 @@ class GameSession:
 # Agents the server will build
 def shipped_checkpoints() -> Path:
     """The folder of the shipped policies (``checkpoints/`` beside the package, in a source checkout)."""
-    return Path(__file__).resolve().parents[2] / "checkpoints"
+    return Path(__file__).resolve().parents[3] / "checkpoints"
 
 
 def tables() -> list[tuple[str, int]]:
@@ -491,7 +488,7 @@ class AgentCatalog:
         self.files: dict[str, str] = {}  # a file a request may name (a shipped name, a path) -> the path to read
         folder = shipped_checkpoints() if shipped is None else shipped
         if folder.is_dir():
-            import json  # noqa: PLC0415
+            import json
 
             for pt in sorted(folder.glob("*.pt")):
                 try:
@@ -506,8 +503,8 @@ class AgentCatalog:
 
     def preload(self, spec: str) -> None:
         """Allow ``spec`` (``--agents``) at every table where it builds, so a bad one fails at start."""
-        from agents import make_agent  # noqa: PLC0415
-        from agents.registry import spec_files  # noqa: PLC0415
+        from agents import make_agent
+        from agents.registry import spec_files
 
         errors: dict[str, str] = {}
         played = []
@@ -538,7 +535,7 @@ class AgentCatalog:
 
     def resolve(self, spec: str) -> str:
         """The spec to build for a requested one; WebError for one the server will not build."""
-        from agents.registry import check_request_spec, map_spec_files  # noqa: PLC0415
+        from agents.registry import check_request_spec, map_spec_files
 
         spec = spec.strip()
         if not spec:
@@ -648,8 +645,8 @@ class SessionStore:
 
     def create(self, params: dict[str, Any]) -> GameSession:
         """A new game from the start page's (or a ``/play`` link's) parameters; WebError naming a bad one."""
-        from agents import make_agent  # noqa: PLC0415 - agents sit on a lower floor, loaded with the first game
-        from agents.registry import split_specs  # noqa: PLC0415
+        from agents import make_agent  # agents sit on a lower floor, loaded with the first game
+        from agents.registry import split_specs
 
         name, options = game_options(params)
         try:

@@ -1,6 +1,6 @@
 """``bobshat serve``: play, watch and replay in the browser.
 
-A local web app on the command line's floor (docs/architecture.md): it drives
+A local web app on the app floor (docs/architecture.md): it drives
 games through the same :class:`~bobshat_env.games.Game`, agents and records as
 everything else, and the page only draws the JSON it is sent and posts the
 moves a person clicks. :mod:`.session` holds games in progress,
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..config import ConfigError
+from ...config import ConfigError
 
 __all__ = ["serve"]
 
@@ -55,14 +55,14 @@ def serve(
     """Run the web app until Ctrl-C; returns the exit code. Bad options raise ConfigError before it starts."""
     out = sys.stdout if out is None else out
     try:
-        import uvicorn  # noqa: PLC0415
+        import uvicorn
 
-        from .app import create_app  # noqa: PLC0415 - needs starlette
+        from .app import create_app  # needs starlette
     except ImportError as err:
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
-    from ..paths import check_writable  # noqa: PLC0415
-    from .session import RECORDS_FILE, AgentCatalog  # noqa: PLC0415
+    from ...paths import check_writable
+    from .session import RECORDS_FILE, AgentCatalog
 
     if not host.strip():
         raise ConfigError("--host must name an address (127.0.0.1, 0.0.0.0), got ''")

@@ -1,0 +1,165 @@
+"""Records on disk: JSON Lines written through the one atomic writer (bobshat_env/paths.py), and read back.
+
+Writing never leaves half a file or half a record (:func:`write_jsonl`,
+:class:`JsonlWriter`); reading names the line of anything that is not a
+record (:func:`read_jsonl` stops there, :func:`read_records` and the replay
+go on past it).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..paths import AtomicFile, append_lines, replace_bytes
+
+
+class RecordFormatError(ValueError):
+    """A records file that cannot be read (bad JSON, not an object); the message names the line."""
+
+
+def _jsonable(x: Any) -> Any:
+    """json.dumps fallback for NumPy scalars and arrays."""
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"a record holds JSON values only, not {type(x).__name__}")
+
+
+def write_jsonl(path: str | os.PathLike, records: Iterable[dict], append: bool = False) -> int:
+    """Write records to ``path``, one JSON object per line; returns how many.
+
+    Every record is turned into JSON first, so a record that is not JSON
+    changes nothing on disk. Overwriting goes through a temporary file in the
+    same folder that is renamed over ``path`` only once everything is written
+    (:func:`~bobshat_env.paths.replace_bytes`): a failure (a full disk) never
+    leaves a half-written file or loses the old one. Appending adds whole
+    lines under a file lock (:func:`~bobshat_env.paths.append_lines`), so
+    several processes can append to one file at once (``play --save`` in two
+    terminals) without losing or cutting a record; a line break is added
+    first if the file did not end with one.
+    """
+    lines = [_json_line(r) for r in records]
+    if append:
+        append_lines(path, lines)
+    else:
+        replace_bytes(path, b"".join(lines))
+    return len(lines)
+
+
+def _json_line(record: dict) -> bytes:
+    return (json.dumps(record, separators=(",", ":"), default=_jsonable, allow_nan=False) + "\n").encode("utf-8")
+
+
+class JsonlWriter:
+    """Stream records into a file that appears whole or not at all (``eval --records``).
+
+    Records go to a temporary file beside ``path`` as they come;
+    :meth:`commit` renames it over ``path``, :meth:`abort` (or leaving a
+    ``with`` block by an exception) removes it and leaves the old file as
+    it was. Two runs writing the same path each leave a complete file (the
+    last to finish wins), never a mix.
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = path
+        self.count = 0
+        self._file = AtomicFile(path)
+
+    def write(self, records: Iterable[dict]) -> int:
+        """Add records, a line each, to the file being written; returns how many."""
+        lines = [_json_line(r) for r in records]
+        self._file.write(b"".join(lines))
+        self.count += len(lines)
+        return len(lines)
+
+    def commit(self) -> None:
+        """Put the finished file in place of ``path``."""
+        self._file.commit()
+
+    def abort(self) -> None:
+        """Drop what was written; ``path`` stays as it was."""
+        self._file.abort()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def read_records(source: str | os.PathLike | bytes) -> Iterator[tuple[int, dict | None, str | None]]:
+    """``(line, record, None)`` for each record of a JSON Lines file (a path, or its bytes), and
+    ``(line, None, why)`` for each line that is not a record, as ``bobshat replay`` reads them.
+
+    Unlike :func:`read_jsonl` it goes on past a bad line, for listing a file's
+    records (``bobshat serve``); blank lines are skipped.
+    """
+    if isinstance(source, bytes):
+        return _iter_file(io.BytesIO(source))
+    return iter_lines(source)
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, parsed value or None, error or None) for every non-blank line."""
+    with open(path, "rb") as f:
+        yield from _iter_file(f)
+
+
+def _iter_file(f: Any) -> Iterator[tuple[int, Any, str | None]]:
+    """The records of an open binary file, line by line (see :func:`read_records`)."""
+    for n, raw in enumerate(f, start=1):
+        if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            yield n, None, f"line {n} is not UTF-8 text ({err.reason} at byte {err.start})"
+            continue
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            yield n, None, f"line {n} is not valid JSON: {err.msg} (column {err.colno})"
+            continue
+        except ValueError:  # Python refuses integers of more than 4,300 digits (sys.get_int_max_str_digits)
+            yield n, None, f"line {n} holds a number too long to read (over {_max_digits():,} digits)"
+            continue
+        except RecursionError:  # e.g. 100,000 nested brackets: the parser gives up, the file goes on
+            yield n, None, f"line {n} is nested too deeply to read (a record is a few levels deep)"
+            continue
+        if not isinstance(value, dict):
+            yield n, None, f"line {n} is not a record: a record is a JSON object, got {type(value).__name__}"
+            continue
+        yield n, value, None
+
+
+def _max_digits() -> int:
+    return getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, record)`` for each record of a JSON Lines file.
+
+    Blank lines are skipped. A line that is not a JSON object raises
+    :class:`RecordFormatError` naming the line.
+    """
+    for n, value, err in iter_lines(path):
+        if err is not None:
+            raise RecordFormatError(f"{path}: {err}")
+        yield n, value

@@ -1,0 +1,80 @@
+"""Who bids and who plays in the bidding benchmark: specs, the shipped play policy, seeds, how reports name them."""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents import make_agent
+from bobshat_env.core import rng
+from bobshat_env.games import Game
+
+SHIPPED = "shipped"  # the bidder spec of a table's shipped checkpoint
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shipped_play(game: Game) -> str:
+    """The play policy a table gets by default: its shipped checkpoint if there is one, else ``strong``."""
+    path = ROOT / "checkpoints" / f"{game.name}_{game.players}p.pt"
+    return f"ppo:{path}" if path.is_file() else "strong"
+
+
+def resolve_bidder(spec: str, game: Game) -> str:
+    """A bidder spec as an agent spec: ``shipped`` names the table's shipped checkpoint (so one
+    ``--bidders`` list fits both games of a suite); anything else is itself."""
+    if spec != SHIPPED:
+        return spec
+    play = shipped_play(game)
+    if not play.startswith("ppo:"):
+        raise ValueError(f"bidder 'shipped': no shipped policy for {game.name} with {game.players} players")
+    return play
+
+
+def display(spec: str) -> str:
+    """A spec as reports write it: a path inside the project relative to its root."""
+    name, sep, rest = spec.partition(":")
+    if name == "ppo" and sep:
+        path, comma, opts = rest.partition(",")
+        try:
+            path = Path(path).resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            pass
+        return f"ppo:{path}{comma}{opts}"
+    return spec
+
+
+def spec_sha256(spec: str) -> str | None:
+    """The SHA-256 of a ``ppo:`` spec's checkpoint file (the JSON records which policy played), else None."""
+    name, sep, rest = spec.partition(":")
+    if name != "ppo" or not sep:
+        return None
+    path = Path(rest.split(",")[0])
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def is_sampling(agent: Any) -> bool:
+    """Whether an agent's decisions are random draws (several playouts then average them out)."""
+    from agents.base import RandomAgent
+    from agents.pimc import PIMCAgent
+
+    if hasattr(agent, "bid") and hasattr(agent, "play"):  # a composite agent
+        return is_sampling(agent.bid) or is_sampling(agent.play)
+    return isinstance(agent, (RandomAgent, PIMCAgent)) or bool(getattr(agent, "sample", False))
+
+
+def make_role(spec: str, game: Game, seed: int, role: str) -> Any:
+    """The agent ``spec`` for ``role`` (bidder, --play); a bad spec's error names the role and the spec."""
+    try:
+        return make_agent(spec, game, seed=seed)
+    except ValueError as err:
+        raise ValueError(f"{role} {display(spec)!r}: {err}") from err
+
+
+def role_seed(seed: int, chunk: int, spec: str, role: int) -> int:
+    """The seed of a role in a (chunk, bidder): from the spec, so a bidder's numbers ignore the other bidders."""
+    ss = np.random.SeedSequence([rng.seed_to_base(seed), chunk, zlib.crc32(spec.encode()), role])
+    return int(ss.generate_state(1, np.uint32)[0])

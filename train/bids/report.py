@@ -1,0 +1,167 @@
+"""The bidding benchmark's report: regrets and scores per bidder with intervals over deals, as JSON and as text.
+
+The JSON schema is in :mod:`train.bids`'s docstring; the per-game parts
+(calibration, the text's game lines) come from the game's pieces
+(``bid_oracle`` in its description).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bobshat_env.games import Game
+from train.evaluate.report import pct
+from train.evaluate.statistics import mean_ci
+
+from .oracle import BidsResult, Decisions, game_pieces
+
+SCHEMA = "bobshat.bids/1"
+
+
+def per_deal(values: np.ndarray, deal: np.ndarray, deals: int, weight: np.ndarray | None = None) -> np.ndarray:
+    """(deals,) the weighted sum of ``values`` per deal over the weight's sum per deal (NaN where none)."""
+    w = np.ones(values.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
+    s = np.bincount(deal, weights=values * w, minlength=deals)
+    c = np.bincount(deal, weights=w, minlength=deals)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s / c
+
+
+def deal_ci(x: np.ndarray) -> tuple[float, float]:
+    """Mean and 95% CI half-width of per-deal values, deals without a value (NaN) left out."""
+    x = x[~np.isnan(x)]
+    return mean_ci(x) if x.size else (math.nan, math.nan)
+
+
+def regrets(q: np.ndarray, chosen: np.ndarray, offset: int) -> np.ndarray:
+    """(n,) value of the best legal alternative minus that of the one chosen (>= 0; q is NaN where illegal)."""
+    return np.nanmax(q, axis=1) - q[np.arange(q.shape[0]), chosen - offset]
+
+
+def _regret_report(dec: Decisions, q: np.ndarray, offset: int, deals: int) -> tuple[dict, np.ndarray]:
+    """One oracle's regret report (per hand, per bid, per hat choice) and the per-deal regrets per hand."""
+    r = regrets(q, dec.chosen, offset)
+    is_bid = ~dec.is_hat
+    per_hand = np.bincount(dec.deal, weights=r, minlength=deals) / np.maximum(
+        np.bincount(dec.deal, weights=is_bid.astype(np.float64), minlength=deals), 1
+    )
+    m, ci = deal_ci(per_hand)
+    bm, bci = deal_ci(per_deal(r, dec.deal, deals, is_bid))
+    hm, hci = deal_ci(per_deal(r, dec.deal, deals, dec.is_hat)) if dec.is_hat.any() else (None, None)
+    report = {
+        "per_hand": m, "ci95": ci, "bid": bm, "bid_ci95": bci, "hat": hm, "hat_ci95": hci,
+        "zero_share": float(np.mean(r <= 1e-9)),
+    }  # fmt: skip
+    return report, per_hand
+
+
+def curve_edges(worlds: int) -> np.ndarray:
+    """Bins of the information-set chance of a bid: with K <= 10 worlds one bin around each of the
+    K + 1 values it can take (j / K), else ten equal bins."""
+    if worlds > 10:
+        return np.linspace(0.0, 1.0, 11)
+    return np.concatenate([[0.0], (np.arange(1, worlds + 1) - 0.5) / worlds, [1.0]])
+
+
+def bidder_report(game: Game, name: str, dec: Decisions, deals: int, worlds: int) -> tuple[dict, dict[str, np.ndarray]]:
+    """One bidder's JSON entry and its per-deal score and regrets (for the pairwise differences)."""
+    b = ~dec.is_hat
+    score = per_deal(dec.score.astype(np.float64), dec.deal, deals, b)
+    m, ci = deal_ci(score)
+    mm, mci = deal_ci(per_deal(dec.margin, dec.deal, deals, b))
+    offset = game.module.N_CARDS
+    hind, hind_deal = _regret_report(dec, dec.q_hind, offset, deals)
+    info, info_deal = _regret_report(dec, dec.q_info, offset, deals)
+    m_hind, _ = _regret_report(dec, dec.m_hind, offset, deals)
+    m_info, _ = _regret_report(dec, dec.m_info, offset, deals)
+    kind = game_pieces(game.name)
+    labels = [kind.label(int(a)) for a in dec.chosen[b]]
+    dist: dict[str, float] = {}
+    for lab in labels:
+        dist[lab] = dist.get(lab, 0) + 1
+    dist = {k: v / len(labels) for k, v in sorted(dist.items(), key=lambda kv: -kv[1])}
+    made_rate, calibration = kind.made_rate(dec), kind.calibration(dec, deals, worlds)
+    report = {
+        "name": name,
+        "hands": int(b.sum()),
+        "decisions": {"bid": int(b.sum()), "hat": int(dec.is_hat.sum())},
+        "score_per_hand": m,
+        "ci95": ci,
+        "margin_per_hand": mm,
+        "margin_ci95": mci,
+        "regret": {"score": {"hindsight": hind, "info_set": info}, "margin": {"hindsight": m_hind, "info_set": m_info}},
+        "made_rate": made_rate,
+        "bid_distribution": dist,
+        "calibration": calibration,
+    }
+    return report, {"score": score, "hindsight": hind_deal, "info_set": info_deal}
+
+
+def report_json(results: list[BidsResult], suite: str | None = None) -> dict:
+    """The JSON document of one or more tables (schema in the module docstring)."""
+    return {"schema": SCHEMA, "suite": suite, "tables": [r.table for r in results]}
+
+
+def fmt(x: float | None, spec: str = "+.3f") -> str:
+    """A number for a table cell, ``-`` for none."""
+    return "-" if x is None else f"{x:{spec}}"
+
+
+def format_report(doc: dict) -> str:
+    """A readable terminal report of :func:`report_json`'s document."""
+    lines: list[str] = []
+    for t in doc["tables"]:
+        cfg = t["config"]
+        if lines:
+            lines.append("")
+        suite = f"suite {doc['suite']}: " if doc.get("suite") else ""
+        lines.append(
+            f"{suite}{t['game']}, {cfg['players']} players, {t['hands_per_game']} hands; {t['deals']} games "
+            f"(the bidder in seat game % {cfg['players']}), play {t['play']}, {t['worlds']} worlds, "
+            f"{t['playouts']} playout(s), seed {t['seed']}"
+        )
+        w = max(8, *(len(b["name"]) for b in t["bidders"])) + 2
+        lines.append("")
+        lines.append(
+            f"{'':<{w}}{'':>16}{'regret per hand (score)':>34}{'margin regret':>17}{'hindsight per decision':>26}"
+        )
+        lines.append(
+            f"{'bidder':<{w}}{'per hand':>9}{'±95%':>7}{'hindsight':>10}{'±95%':>7}{'info-set':>10}{'±95%':>7}"
+            f"{'hindsight':>10}{'info-set':>9}{'bid':>8}{'hat':>8}{'best':>7}{'made':>8}"
+        )
+        for b in t["bidders"]:
+            h, i = b["regret"]["score"]["hindsight"], b["regret"]["score"]["info_set"]
+            mh, mi = b["regret"]["margin"]["hindsight"], b["regret"]["margin"]["info_set"]
+            lines.append(
+                f"{b['name']:<{w}}{fmt(b['score_per_hand'], '+.3f'):>9}{fmt(b['ci95'], '.3f'):>7}"
+                f"{fmt(h['per_hand'], '.3f'):>10}{fmt(h['ci95'], '.3f'):>7}{fmt(i['per_hand'], '.3f'):>10}"
+                f"{fmt(i['ci95'], '.3f'):>7}{fmt(mh['per_hand'], '.3f'):>10}{fmt(mi['per_hand'], '.3f'):>9}"
+                f"{fmt(h['bid'], '.3f'):>8}{fmt(h['hat'], '.3f'):>8}{pct(h['zero_share']):>7}{pct(b['made_rate']):>8}"
+            )
+        lines.append(
+            "(bid, hat: hindsight regret per bid and per hat choice; best: share of decisions whose choice was "
+            f"a best one in hindsight, regret 0; made: {game_pieces(t['game']).made_words})"
+        )
+        if t["pairwise"]:
+            lines.append("")
+            lines.append(
+                "pairwise, a minus b, paired over deals (±95%): score per hand; regret per hand, hindsight, info-set"
+            )
+            for d in t["pairwise"]:
+                lines.append(
+                    f"  {d['a']:<{w}} - {d['b']:<{w}} {fmt(d['score_diff'])} ±{fmt(d['ci95'], '.3f')}"
+                    f"   {fmt(d['hindsight_regret_diff'])} ±{fmt(d['hindsight_ci95'], '.3f')}"
+                    f"   {fmt(d['info_set_regret_diff'])} ±{fmt(d['info_set_ci95'], '.3f')}"
+                )
+        lines.append("")
+        lines.extend(game_pieces(t["game"]).lines(t, w))
+        r = t["run"]
+        lines.append("")
+        lines.append(
+            f"{r['bidding_decisions']} bidding decisions valued with {r['playouts']} playouts "
+            f"({r['playout_decisions']} decisions): {1000 * r['seconds_per_decision']:.1f} ms per bidding "
+            f"decision; {r['seconds']:.1f} s in all with {r['workers']} worker(s)"
+        )
+    return "\n".join(lines)
