@@ -5,9 +5,9 @@ optional records), ``replay`` (check records against the rules), ``eval``
 (duplicate tournaments), ``bids`` (the bidding benchmark: regret against
 oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
 watch and replay in the browser), ``bench`` (throughput against peers),
-``train`` (PPO with self-play) and ``exploit`` (a learned best response
-against a frozen bot). Each command's ``--help`` lists its flags.
-Heavy imports happen inside the
+``train`` (PPO with self-play), ``exploit`` (a learned best response
+against a frozen bot) and ``imitate`` (a policy fitted to records). Each
+command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
 
@@ -336,6 +336,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     return train_main(list(args.train_args))
 
 
+def cmd_imitate(args: argparse.Namespace) -> int:
+    """A policy fitted to the decisions in records files (train/imitate.py)."""
+    from train.imitate import cli_imitate  # imports torch
+
+    return cli_imitate(args, game_options(args))
+
+
 def cmd_exploit(args: argparse.Namespace) -> int:
     """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
     from train.exploit import cli_exploit, preset_game  # imports torch
@@ -625,6 +632,25 @@ def _exploit_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_exploit)
 
 
+def _imitate_parser(sub: Any) -> None:
+    """``bobshat imitate``: its flags (the game's, the records, the output, the training's)."""
+    p = sub.add_parser("imitate", help="fit a policy to the decisions in records files (train/imitate.py)")
+    _add_game_options(p)
+    p.add_argument("--records", nargs="+", required=True, metavar="FILE", help="JSON Lines records files")
+    p.add_argument("--out", required=True, metavar="PATH", help="the policy checkpoint to write (ppo:PATH plays it)")
+    p.add_argument("--holdout", type=float_range(0.0, 0.99), default=0.1, help="share of games held out (0.1)")
+    p.add_argument("--epochs", type=int_range(1, 1000), default=4, help="passes over the training games (4)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the split, the initial weights, the batches (0)")
+    p.add_argument("--init-from", default=None, metavar="CKPT", help="start from this policy checkpoint's weights")
+    p.add_argument("--hidden", type=int_list(1, 16_384), default=None, help="hidden layer sizes (default 128,128)")
+    p.add_argument("--learning-rate", type=float_range(1e-6, 1.0), default=2e-3, help="Adam's, decayed to 0 (2e-3)")
+    p.add_argument("--minibatch-size", type=int_range(1, MAX_BATCH), default=512, help="decisions per step (512)")
+    p.add_argument("--value-coef", type=float_range(0.0, 100.0), default=0.5, help="value loss weight; 0: skip (0.5)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_imitate)
+
+
 # each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _simulate_parser,
@@ -636,6 +662,7 @@ SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _bench_parser,
     _train_parser,
     _exploit_parser,
+    _imitate_parser,
 )
 
 

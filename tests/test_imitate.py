@@ -1,0 +1,231 @@
+"""``bobshat imitate`` (train/imitate.py): a policy fitted to the decisions in records files.
+
+What must hold: the rows are the decisions the players really faced (the
+observation and mask they saw, the action they chose); the split is by
+game; a policy imitated from a deterministic bot agrees with it on held-out
+games; the checkpoint is an ordinary policy (``ppo:PATH``, ``train
+--init-from``); bad input is a one-line error, exit status 2, nothing
+written; the same seed gives the same weights.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from agents.arena import play_games
+from agents.checkpoint import load_checkpoint
+from bobshat_env.app.cli import main
+from bobshat_env.games import make_game
+from bobshat_env.records import Recorder, read_records
+from train.imitate import ImitateOptions, build_sets, game_decisions, holdout_games, imitate
+
+# A short Bob's Hat (2 hands: 54 decisions a game) keeps the learning test to seconds.
+BH_FLAGS = ["--game", "bobs_hat", "--players", "4", "--hands", "2"]
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``bobshat ARGV`` run in this process (argparse's exits too)."""
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+class Watcher:
+    """Wraps an agent and keeps every (obs, mask, action) it was shown and chose, in the order of the calls."""
+
+    def __init__(self, inner, rows: list):
+        self.inner, self.rows = inner, rows
+        self.needs_public = getattr(inner, "needs_public", False)
+        self.name = inner.name
+
+    def act(self, obs, mask, seat, public=None):
+        a = self.inner.act(obs, mask, seat, public=public) if self.needs_public else self.inner.act(obs, mask, seat)
+        self.rows.append((obs.copy(), mask.copy(), np.asarray(a).copy()))
+        return a
+
+
+@pytest.mark.parametrize(
+    "name, options", [("bobs_hat", {"hands": 3}), ("oh_hell", {"deal_style": "short_low"})], ids=["bobs_hat", "oh_hell"]
+)
+def test_rows_are_what_the_players_saw_and_chose(name, options):
+    """Several hands (totals carried into the observation), strong bots, one game at a time so that the calls
+    come in play order: the replayed rows equal the live ones bit for bit."""
+    game = make_game(name, players=4, **options)
+    rows: list = []
+    agents = [Watcher(make_agent("strong", game, seed=i), rows) for i in range(4)]
+    res = play_games(
+        game, agents, 3, seed=5, batch_size=1, recorder_factory=lambda g, st, ids: Recorder(g, st, ids, seed=5)
+    )
+    live = [np.concatenate([r[i] for r in rows]) for i in range(3)]
+    replayed = [np.concatenate(part) for part in zip(*(game_decisions(game, r)[:3] for r in res.records))]
+    assert live[0].shape == replayed[0].shape and live[0].shape[0] > 3 * 4 * game.config.hands
+    for what, a, b in zip(("observations", "masks", "actions"), live, replayed):
+        assert np.array_equal(a, b), what
+    assert np.abs(live[0]).sum() > 0 and len(set(live[2].tolist())) > 10
+
+
+def test_value_target_is_the_hand_margin_from_the_first_decision():
+    """The value head's target (as the presets reward a hand) at each hand's first decision: the seat's hand
+    score less the others' mean, times 0.1."""
+    game = make_game("oh_hell", players=4, deal_style="short_low")
+    res = play_games(game, [make_agent("simple", game)] * 4, 1, seed=3, recorder_factory=Recorder)
+    record = res.records[0]
+    obs, mask, action, value = game_decisions(game, record)
+    start = 0
+    for hand in record["hands"]:
+        n = 4 * (1 + hand["hand_size"])  # bids, then every card
+        first = (hand["dealer"] + 1) % 4  # the seat left of the dealer bids first
+        scores = np.asarray(hand["scores"], dtype=float)
+        want = (scores[first] - (scores.sum() - scores[first]) / 3) * 0.1
+        assert value[start] == pytest.approx(want, abs=1e-5)
+        start += n
+    assert start == len(action) and np.abs(value).max() > 0
+
+
+@pytest.fixture(scope="module")
+def simple_records(tmp_path_factory) -> Path:
+    """300 games of the deterministic `simple` bot in every seat (written by `bobshat simulate --records`)."""
+    path = tmp_path_factory.mktemp("imitate") / "simple.jsonl"
+    argv = ["simulate", *BH_FLAGS, "--agents", "simple,simple,simple,simple", "--games", "300", "--seed", "4"]
+    assert main([*argv, "--records", str(path)]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def imitated(simple_records, tmp_path_factory) -> tuple[Path, dict]:
+    """The policy imitated from them, and the --json report."""
+    folder = tmp_path_factory.mktemp("imitated")
+    out, report = folder / "policy.pt", folder / "report.json"
+    argv = ["imitate", *BH_FLAGS, "--records", str(simple_records), "--out", str(out), "--epochs", "10"]
+    argv += ["--minibatch-size", "256", "--learning-rate", "3e-3", "--json", str(report), "--quiet"]
+    assert main(argv) == 0
+    return out, json.loads(report.read_text())
+
+
+def test_imitating_a_deterministic_bot_agrees_with_it_on_held_out_games(imitated):
+    """Before training the network agrees on about a third of the decisions; the bids depend on the hand
+    (in the observation, not the mask), so a row observed from the wrong seat cannot be learned."""
+    _, report = imitated
+    held = report["held_out"]
+    assert held["games"] == 30 and report["training"]["games"] == 270
+    assert held["decisions"] == 30 * 54 and held["bids"]["decisions"] == 30 * 10
+    assert held["agreement"] >= 0.85, held
+    assert held["bids"]["agreement"] >= 0.8 and held["cards"]["agreement"] >= 0.8, held
+    assert held["with_choice"]["agreement"] >= 0.75, held
+
+
+def test_the_checkpoint_is_an_ordinary_policy(imitated, capsys):
+    """It plays as ppo:PATH (legal moves, the arena refuses others), agrees with the bot as the report says,
+    and is a network `bobshat train --init-from` takes."""
+    from train.ppo.config import Args
+    from train.ppo.learner import initial_weights
+
+    path, report = imitated
+    game = make_game("bobs_hat", players=4, hands=2)
+    agent = make_agent(f"ppo:{path}", game)
+    rows: list = []
+    res = play_games(game, [Watcher(agent, rows)] + [make_agent("simple", game)] * 3, 8, seed=11)
+    obs, mask, action = (np.concatenate([r[i] for r in rows]) for i in range(3))
+    assert mask[np.arange(len(action)), action].all() and res.totals.shape == (8, 4)
+    simple = make_agent("simple", game).act(obs, mask, np.zeros(len(action), dtype=np.int64))
+    assert (simple == action).mean() >= 0.8  # seat: the observation is seat-relative, simple reads it as given
+    _, meta = load_checkpoint(path)
+    assert meta["imitation"]["held_out"]["agreement"] == report["held_out"]["agreement"]
+    args = Args(game="bobs_hat", players=4, game_options={"hands": 2}, init_from=str(path))
+    args.trump_symmetry = args.trick_features = True
+    weights = initial_weights(args, game)
+    assert weights is not None and torch.equal(weights["policy.weight"], agent.net.policy.weight)
+
+
+def test_the_split_is_by_game(simple_records):
+    """The held-out set holds exactly the decisions of the games drawn for it, in order, and no others."""
+    game = make_game("bobs_hat", players=4, hands=2)
+    records = [r for _, r, _ in read_records(simple_records)][:40]
+    small = simple_records.with_name("forty.jsonl")
+    small.write_text("".join(json.dumps(r) + "\n" for r in records))
+    train, held = build_sets(game, [str(small)], 0.25, seed=7)
+    chosen = holdout_games(40, 0.25, seed=7)
+    assert chosen.sum() == 10 and train.games == 30 and held.games == 10
+    per_game = [game_decisions(game, r)[2] for r in records]
+    assert np.array_equal(held.action, np.concatenate([a for a, c in zip(per_game, chosen) if c]))
+    assert np.array_equal(train.action, np.concatenate([a for a, c in zip(per_game, chosen) if not c]))
+    obs, mask, _, _ = held.batch(np.arange(held.n))
+    want = [game_decisions(game, r) for r, c in zip(records, chosen) if c]
+    assert np.array_equal(obs, np.concatenate([w[0] for w in want]))
+    assert np.array_equal(mask, np.concatenate([w[1] for w in want]))
+
+
+def test_the_same_seed_gives_the_same_weights(simple_records, tmp_path):
+    game = make_game("bobs_hat", players=4, hands=2)
+    records = [r for _, r, _ in read_records(simple_records)][:20]
+    small = tmp_path / "twenty.jsonl"
+    small.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    def weights(seed: int, name: str) -> dict:
+        opts = ImitateOptions(records=[str(small)], out=str(tmp_path / name), epochs=1, seed=seed, hidden=(32,))
+        imitate(game, opts)
+        return load_checkpoint(tmp_path / name)[0]
+
+    a, b, c = weights(3, "a.pt"), weights(3, "b.pt"), weights(4, "c.pt")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["policy.trunk.0.weight"], c["policy.trunk.0.weight"])
+
+
+def _corrupt(lines: list[str]) -> list[str]:
+    record = json.loads(lines[1])
+    card = record["hands"][0]["tricks"][0]["cards"]
+    card[0], card[1] = card[1], card[0]  # the leader plays the second seat's card: replay refuses it
+    return [lines[0], json.dumps(record), *lines[2:]]
+
+
+@pytest.mark.parametrize(
+    "case, flags, message",
+    [
+        ("missing", [], "--records: no such file: "),
+        ("bad json", [], "line 2 is not valid JSON"),
+        ("faulty record", [], "line 2: hand 1, trick 1: seat"),
+        ("empty", [], "no records in"),
+        ("other game", ["--game", "oh_hell"], "line 1: it is a 'bobs_hat' record; this run imitates oh_hell"),
+        ("other players", ["--players", "3"], "line 1: it was played with players=4; this run imitates players=3"),
+        ("other options", ["--hands", "3"], "line 1: it was played with hands=2; this run imitates hands=3"),
+        ("holdout", ["--holdout", "1"], "argument --holdout: must be 0 to 0.99, got 1"),
+        ("holdout", ["--holdout", "-0.1"], "argument --holdout: must be 0 to 0.99, got -0.1"),
+        ("init", ["--init-from", "checkpoints/oh_hell_4p.pt"], "was trained for oh_hell"),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_nothing_is_written(simple_records, tmp_path, capsys, case, flags, message):
+    lines = simple_records.read_text().splitlines()[:3]
+    path = tmp_path / "in.jsonl"
+    text = {
+        "missing": None,
+        "bad json": [lines[0], lines[1][:-20], lines[2]],
+        "faulty record": _corrupt(lines),
+        "empty": ["", ""],
+    }.get(case, lines)
+    if text is not None:
+        path.write_text("\n".join(text) + "\n")
+    out = tmp_path / "policy.pt"
+    game = flags if flags[:1] == ["--game"] else [*BH_FLAGS, *flags]  # later flags win: --players 3
+    argv = ["imitate", *game, "--records", str(path), "--out", str(out), "--epochs", "1", "--quiet"]
+    code, stdout, stderr = run(argv, capsys)
+    assert code == 2, stderr
+    last = stderr.strip().splitlines()[-1]  # argparse prints its usage lines first
+    assert last.startswith("bobshat imitate: error: ") and message in last, stderr
+    assert "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if text is None else ["in.jsonl"])
+
+
+def test_help_names_the_flags(capsys):
+    code, out, _ = run(["imitate", "--help"], capsys)
+    assert code == 0
+    for flag in ("--records", "--out", "--holdout", "--epochs", "--seed", "--init-from", "--json"):
+        assert flag in out

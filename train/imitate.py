@@ -1,0 +1,519 @@
+"""Imitation from game records: fit a policy network to the decisions in records files.
+
+``bobshat imitate --records FILE... --game G --players P --out PATH`` reads
+records (docs/records.md: games written by ``bobshat simulate --records``,
+the terminal or the browser), replays every one with the rules
+(:func:`bobshat_env.records.replay_steps`: nothing in a record is trusted; a
+corrupt record, or a record of another game or other options, is an error
+naming the file and line, and nothing is written), and turns each decision
+into a training row: the observation and legal mask the seat to act had
+(computed by the game's own ``observe`` and ``legal_action_mask`` on the
+replayed state, exactly what :class:`agents.ppo_agent.PPOAgent` sees in play)
+and, as the target, the action the record says it chose.
+
+The held-out split is by game, not by decision: a game's decisions are
+alike (same deal, same players), so a split by decision would measure
+memory, not play. A fraction ``holdout`` of the games, drawn with ``seed``,
+is never trained on; the report gives the agreement with the records on
+them (overall, bids and card plays, and the decisions with a real choice).
+
+Training: masked cross-entropy (illegal actions sit ``MASK_GAP`` below the
+best legal logit through :func:`agents.ppo_agent.masked_logits`, the same
+masking the agent plays with, so "the network's argmax" here is the agent's
+greedy move), Adam, shuffled minibatches, the learning rate decayed linearly
+to 0. The value head is fitted too (``value_coef``, 0 to skip), to what the
+shipped presets' value head predicts: the seat's return from the decision to
+the end of the hand, as the presets reward it (``train_for: hand``,
+``opponent_weight: 1``, ``reward_scale: 0.1``: the seat's score change less
+the mean of the others', times 0.1). With that target ``bobshat train
+--init-from`` starts PPO from a critic on its own scale rather than from one
+that must first unlearn another target.
+
+The result is an ordinary policy checkpoint (the network of PPO, its
+metadata, written by :func:`agents.checkpoint.save_checkpoint` through the
+package's atomic writer): ``ppo:PATH`` plays it, ``bobshat train --init-from
+PATH`` starts from it (the default network is the presets': 128x128, trump
+symmetry, trick features).
+
+Memory: a row is kept compact (the observation's 0/1 cells as bits, its
+few other values sparse, the mask as bits: about 100 bytes for a Bob's Hat
+decision instead of 2 KB of float32), and minibatches are decoded as they
+are drawn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
+from agents.features import TrickFeatures
+from agents.ppo_agent import PolicyNet, load_policy, masked_logits
+from bobshat_env.config import ConfigError
+from bobshat_env.core.symmetry import trump_canonical
+from bobshat_env.records import read_records, replay_steps
+
+REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
+DEFAULT_HIDDEN = (128, 128)  # the presets' network (configs/*.yaml), so train --init-from accepts the result
+
+
+class ImitationError(ValueError):
+    """Records or options that cannot be imitated; the message names the file and line, or the option."""
+
+
+# --------------------------------------------------------------------------
+# The data set: compact rows, decoded a minibatch at a time
+class DecisionSet:
+    """Decisions (observation, legal mask, recorded action, value target) in a compact form.
+
+    Observations are stored as the bits ``obs != 0`` plus, sparse, the values
+    of the cells that are neither 0 nor 1 (a few per row: cards taken,
+    scores); masks as bits. :meth:`batch` rebuilds float32 observations
+    exactly.
+    """
+
+    def __init__(self, obs_size: int, n_actions: int, n_cards: int):
+        self.obs_size, self.n_actions, self.n_cards = obs_size, n_actions, n_cards
+        self._parts: list[tuple[np.ndarray, ...]] = []
+        self.games = 0
+        self.n = 0
+
+    def add_game(self, obs: np.ndarray, mask: np.ndarray, action: np.ndarray, value: np.ndarray) -> None:
+        """Add one game's decisions (rows in play order)."""
+        other = (obs != 0) & (obs != 1)
+        counts = other.sum(axis=1).astype(np.int64)
+        rows, cols = np.nonzero(other)
+        del rows  # row-major order: the counts say which row each value belongs to
+        self._parts.append(
+            (
+                np.packbits(obs != 0, axis=1),
+                counts,
+                cols.astype(np.int32),
+                obs[other].astype(np.float32),
+                np.packbits(mask, axis=1),
+                action.astype(np.int64),
+                value.astype(np.float32),
+            )
+        )
+        self.games += 1
+        self.n += obs.shape[0]
+
+    def finish(self) -> DecisionSet:
+        """Join the games' parts into one array each (call once, after the last :meth:`add_game`)."""
+        if self._parts:
+            cat = [np.concatenate(p) for p in zip(*self._parts)]
+        else:
+            w_obs, w_mask = (self.obs_size + 7) // 8, (self.n_actions + 7) // 8
+            cat = [np.zeros((0, w_obs), np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int32),
+                   np.zeros(0, np.float32), np.zeros((0, w_mask), np.uint8), np.zeros(0, np.int64),
+                   np.zeros(0, np.float32)]  # fmt: skip
+        self.bits, counts, self.cols, self.vals, self.mask_bits, self.action, self.value = cat
+        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._parts = []
+        return self
+
+    @property
+    def is_card(self) -> np.ndarray:
+        """(n,) bool: the decision is a card play (actions below the deck's size), else a bid or hat choice."""
+        return self.action < self.n_cards
+
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(obs float32 (b, D), mask bool (b, A), action int64 (b,), value float32 (b,)) of rows ``idx``."""
+        obs = np.unpackbits(self.bits[idx], axis=1, count=self.obs_size).astype(np.float32)
+        starts = self.indptr[idx]
+        lens = self.indptr[idx + 1] - starts
+        total = int(lens.sum())
+        if total:
+            rows = np.repeat(np.arange(len(idx)), lens)
+            pos = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts, lens)
+            obs[rows, self.cols[pos]] = self.vals[pos]
+        mask = np.unpackbits(self.mask_bits[idx], axis=1, count=self.n_actions).astype(bool)
+        return obs, mask, self.action[idx], self.value[idx]
+
+
+def _stack(states: list[Any]) -> Any:
+    """One batch state of the B = 1 states ``states`` (a replay's states, in order)."""
+    first = states[0]
+    return type(first)(
+        **{f.name: np.concatenate([getattr(s, f.name) for s in states]) for f in dataclasses.fields(first)}
+    )
+
+
+def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(obs, mask, action, value) of every decision of a valid ``record`` of ``game``, in play order.
+
+    Replays it (:func:`bobshat_env.records.replay_steps`) and observes each
+    state before an action from the seat to act. The replay deals each hand
+    entry with the game totals at 0: the totals of the hands before are
+    added back, so that the observation is the one the seat had in play.
+    Raises :class:`ImitationError` (with the replay's first fault, without a
+    file name) if the rules disagree with the record.
+    """
+    report, steps = replay_steps(record)
+    if not report.ok:
+        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
+        raise ImitationError(f"{report.faults[0]}{more}")
+    P = game.players
+    befores, actions, entry_of, carried_rows = [], [], [], []
+    rewards: list[np.ndarray] = []
+    carried = np.zeros(P, dtype=np.int64)
+    previous = None
+    entry = -1
+    for step in steps:
+        if step.action is None:  # a hand entry's deal: the one before it is over
+            if previous is not None:
+                carried = carried + previous.scores[0].astype(np.int64)
+            entry += 1
+            continue
+        befores.append(step.before)
+        actions.append(step.action)
+        entry_of.append(entry)
+        carried_rows.append(carried)
+        rewards.append(step.result.rewards[0].astype(np.float64))
+        previous = step.after
+    if not befores:
+        raise ImitationError("the record has no decisions")
+    state = _stack(befores)
+    state.scores[:] = state.scores + np.asarray(carried_rows, dtype=state.scores.dtype)
+    action = np.asarray(actions, dtype=np.int64)
+    seat = state.cur.astype(np.int64)
+    mask = game.legal_action_mask(state)
+    obs = game.observe(state, seat=seat)
+    if not mask[np.arange(len(action)), action].all():  # the replay checked every action: a bug if this fails
+        raise ImitationError("a recorded action is not legal in its replayed state (a bug: please report it)")
+    return obs, mask, action, _value_targets(np.asarray(rewards), np.asarray(entry_of), seat)
+
+
+def _value_targets(rewards: np.ndarray, entry: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """(n,) each decision's return to the end of its hand entry, as the presets reward it.
+
+    ``rewards`` (n, P): the score changes each action gave; the reward is a
+    seat's change less the mean change of the other seats, times
+    ``REWARD_SCALE``; the return sums it over this and later actions of the
+    same hand entry.
+    """
+    P = rewards.shape[1]
+    margin = (rewards - (rewards.sum(axis=1, keepdims=True) - rewards) / (P - 1)) * REWARD_SCALE
+    out = np.zeros(len(seat), dtype=np.float64)
+    for e in np.unique(entry):
+        rows = np.nonzero(entry == e)[0]
+        to_go = np.cumsum(margin[rows][::-1], axis=0)[::-1]  # (rows, P): from each action to the entry's end
+        out[rows] = to_go[np.arange(len(rows)), seat[rows]]
+    return out.astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# Reading records files
+def _check_record_game(game: Any, record: dict) -> str | None:
+    """Why ``record`` is not a game of ``game`` (name, players, options; the first dealer may differ), or None."""
+    name = record.get("game")
+    if name != game.name:
+        return f"it is a {name!r} record; this run imitates {game.name}"
+    config = record.get("config")
+    if not isinstance(config, dict):
+        return "its config is not a JSON object"
+    try:
+        theirs = type(game.config).from_dict(dict(config)).to_dict()
+    except (ConfigError, TypeError, ValueError) as err:
+        return f"its config is not valid: {err}"
+    mine = game.config.to_dict()
+    for key in sorted(set(mine) | set(theirs)):
+        if key != "first_dealer" and mine.get(key) != theirs.get(key):
+            return f"it was played with {key}={theirs.get(key)!r}; this run imitates {key}={mine.get(key)!r}"
+    return None
+
+
+def count_records(paths: Iterable[str]) -> list[int]:
+    """Non-blank lines of each file (the records :func:`read_records` will give); a clear error if one is missing."""
+    counts = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                counts.append(sum(1 for line in f if line.strip()))
+        except FileNotFoundError:
+            raise ImitationError(f"--records: no such file: {path}") from None
+        except IsADirectoryError:
+            raise ImitationError(f"--records: {path} is a folder, not a records file") from None
+        except OSError as err:
+            raise ImitationError(f"--records: cannot read {path}: {err.strerror or err}") from None
+    return counts
+
+
+def holdout_games(n_games: int, holdout: float, seed: int) -> np.ndarray:
+    """(n_games,) bool: the games held out, ``round(holdout * n)`` of them drawn with ``seed`` (at least one
+    each side when 0 < holdout and there are two games or more)."""
+    n_held = int(round(holdout * n_games))
+    if holdout > 0 and n_games >= 2:
+        n_held = min(max(n_held, 1), n_games - 1)
+    held = np.zeros(n_games, dtype=bool)
+    held[np.random.default_rng([seed, 0x1A17]).permutation(n_games)[:n_held]] = True
+    return held
+
+
+def build_sets(
+    game: Any, paths: list[str], holdout: float, seed: int, log: Callable[[str], None] | None = None
+) -> tuple[DecisionSet, DecisionSet]:
+    """(training set, held-out set) of every decision in the records of ``paths`` (see the module docstring)."""
+    counts = count_records(paths)
+    n_games = sum(counts)
+    if n_games == 0:
+        raise ImitationError(f"--records: no records in {', '.join(paths)} (the files are empty)")
+    if holdout > 0 and n_games < 2:
+        raise ImitationError(f"--holdout {holdout:g} needs at least 2 games to split by game; the records hold 1")
+    held = holdout_games(n_games, holdout, seed)
+    sets = tuple(DecisionSet(game.obs_size(), game.n_actions, game.deck.n_cards) for _ in range(2))
+    i, t0 = 0, time.perf_counter()
+    for path in paths:
+        for line, record, why in read_records(path):
+            if record is None:
+                raise ImitationError(f"--records: {path}: {why}")
+            wrong = _check_record_game(game, record)
+            if wrong is not None:
+                raise ImitationError(f"--records: {path}: line {line}: {wrong}")
+            try:
+                rows = game_decisions(game, record)
+            except ImitationError as err:
+                raise ImitationError(f"--records: {path}: line {line}: {err}") from None
+            sets[int(held[i])].add_game(*rows)
+            i += 1
+            if log is not None and (i % 1000 == 0 or i == n_games):
+                log(f"replayed {i:,}/{n_games:,} games ({time.perf_counter() - t0:.0f} s)")
+    return sets[0].finish(), sets[1].finish()
+
+
+# --------------------------------------------------------------------------
+# Training and measuring
+@dataclass
+class ImitateOptions:
+    """The settings of one imitation run (the CLI's flags)."""
+
+    records: list[str]
+    out: str
+    holdout: float = 0.1
+    epochs: int = 4
+    seed: int = 0
+    init_from: str | None = None
+    hidden: tuple[int, ...] | None = None  # None: DEFAULT_HIDDEN, or init_from's
+    trump_symmetry: bool = True
+    trick_features: bool = True
+    learning_rate: float = 2e-3
+    minibatch_size: int = 512
+    value_coef: float = 0.5
+    threads: int = 1  # torch's (as train.ppo: more only contend with the replay on a small network)
+
+
+def make_network(game: Any, opts: ImitateOptions) -> PolicyNet:
+    """The network to train: ``init_from``'s (its shape and weights), else a fresh one of the presets' shape."""
+    if opts.init_from:
+        net, meta = load_policy(opts.init_from, game)
+        if opts.hidden is not None and tuple(opts.hidden) != tuple(net.hidden):
+            raise ImitationError(
+                f"--hidden {','.join(map(str, opts.hidden))} differs from --init-from's network "
+                f"(hidden {','.join(map(str, net.hidden))}); drop --hidden to keep its shape"
+            )
+        return net.train()
+    symmetry = trump_canonical(game.name, game.config) if opts.trump_symmetry else None
+    features = TrickFeatures.for_game(game.name, game.config) if opts.trick_features else None
+    return PolicyNet(game.obs_size(), game.n_actions, tuple(opts.hidden or DEFAULT_HIDDEN), symmetry, features)
+
+
+def fit(
+    net: PolicyNet, data: DecisionSet, opts: ImitateOptions, log: Callable[[str], None] | None = None
+) -> list[dict[str, float]]:
+    """Train ``net`` on ``data`` for ``opts.epochs`` passes; returns each epoch's mean losses and accuracy."""
+    gen = np.random.default_rng([opts.seed, 0xF17])
+    optimizer = torch.optim.Adam(net.parameters(), lr=opts.learning_rate)
+    steps_per_epoch = max(1, math.ceil(data.n / opts.minibatch_size))
+    total, done = steps_per_epoch * opts.epochs, 0
+    history = []
+    net.train()
+    for epoch in range(opts.epochs):
+        order = gen.permutation(data.n)
+        sums = np.zeros(3)
+        for start in range(0, data.n, opts.minibatch_size):
+            idx = order[start : start + opts.minibatch_size]
+            obs, mask, action, value = data.batch(idx)
+            logits, v = net(torch.from_numpy(obs))
+            logits = masked_logits(logits, torch.from_numpy(mask))
+            target = torch.from_numpy(action)
+            policy_loss = F.cross_entropy(logits, target)
+            value_loss = F.mse_loss(v, torch.from_numpy(value))
+            loss = policy_loss + opts.value_coef * value_loss
+            for group in optimizer.param_groups:  # linear decay to 0 over the run
+                group["lr"] = opts.learning_rate * (1.0 - done / total)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            done += 1
+            agree = (logits.detach().argmax(dim=1) == target).float().sum()
+            sums += [float(policy_loss.detach()) * len(idx), float(value_loss.detach()) * len(idx), float(agree)]
+        row = dict(zip(("policy_loss", "value_loss", "train_agreement"), (sums / max(data.n, 1)).tolist()))
+        history.append({"epoch": epoch + 1, **row})
+        if log is not None:
+            log(
+                f"epoch {epoch + 1}/{opts.epochs}: policy loss {row['policy_loss']:.4f}, value loss "
+                f"{row['value_loss']:.4f}, agreement (training games) {row['train_agreement']:.2%}"
+            )
+    net.eval()
+    return history
+
+
+def agreement(net: PolicyNet, data: DecisionSet, batch: int = 4096) -> dict[str, Any]:
+    """How often the network's greedy move is the recorded one: overall, bids (and hat choices), card plays,
+    and among decisions with more than one legal action; with the counts."""
+    hit = np.zeros(data.n, dtype=bool)
+    choice = np.zeros(data.n, dtype=bool)
+    with torch.inference_mode():
+        for start in range(0, data.n, batch):
+            idx = np.arange(start, min(data.n, start + batch))
+            obs, mask, action, _ = data.batch(idx)
+            logits = masked_logits(net(torch.from_numpy(obs))[0], torch.from_numpy(mask))
+            hit[idx] = logits.argmax(dim=1).numpy() == action
+            choice[idx] = mask.sum(axis=1) > 1
+    card = data.is_card
+
+    def share(rows: np.ndarray) -> dict[str, Any]:
+        n = int(rows.sum())
+        return {"decisions": n, "agreement": float(hit[rows].mean()) if n else None}
+
+    everything = np.ones(data.n, dtype=bool)
+    return {
+        "games": data.games,
+        **share(everything),
+        "bids": share(~card),
+        "cards": share(card),
+        "with_choice": share(choice),
+    }
+
+
+# --------------------------------------------------------------------------
+# The run
+def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build the data sets, train, measure, write the checkpoint ``opts.out``; returns the report.
+
+    Every input is checked (records replayed, the network built and
+    ``init_from`` loaded) before training starts, and the checkpoint is the
+    only file written, at the end, atomically.
+    """
+    if not 0.0 <= opts.holdout < 1.0:
+        raise ImitationError(f"--holdout must be at least 0 and below 1, got {opts.holdout:g}")
+    torch.set_num_threads(opts.threads)
+    torch.set_flush_denormal(True)  # as train.ppo: tiny gradients would otherwise take the slow denormal path
+    torch.manual_seed(opts.seed)  # the fresh network's initial weights
+    net = make_network(game, opts)
+    t0 = time.perf_counter()
+    train, held = build_sets(game, list(opts.records), opts.holdout, opts.seed, log)
+    replay_s = time.perf_counter() - t0
+    if train.n == 0:
+        raise ImitationError("--records: the records hold no decisions to train on")
+    t1 = time.perf_counter()
+    history = fit(net, train, opts, log)
+    train_s = time.perf_counter() - t1
+    report = {
+        "game": game.name,
+        "players": game.players,
+        "config": game.config.to_dict(),
+        "records": [str(p) for p in opts.records],
+        "seed": opts.seed,
+        "holdout": opts.holdout,
+        "epochs": opts.epochs,
+        "training": agreement(net, train),
+        "held_out": agreement(net, held) if held.n else None,
+        "history": history,
+        "seconds": {"replay": round(replay_s, 1), "train": round(train_s, 1)},
+        "out": str(opts.out),
+    }
+    save_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
+    return report
+
+
+def _meta(game: Any, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:
+    """The checkpoint's metadata: what PPO's policy checkpoints say of the game and network, and the imitation."""
+    summary = {k: report[k] for k in ("records", "seed", "holdout", "epochs")}
+    summary.update(training=report["training"], held_out=report["held_out"])
+    return {
+        **net_meta(game, net),
+        "games": report["training"]["games"],
+        "run_name": f"imitate:{Path(report['out']).name}",
+        "imitation": summary,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as text: the agreement table (held-out and training games) and where the checkpoint went."""
+
+    def pct(part: dict[str, Any]) -> str:
+        return "-" if part["agreement"] is None else f"{part['agreement']:.2%} of {part['decisions']:,}"
+
+    lines = [f"{report['game']}, {report['players']} players: imitation of {', '.join(report['records'])}"]
+    lines.append(f"{'games':<16}{'overall':>24}{'bids':>24}{'card plays':>24}{'with a choice':>24}")
+    for name, part in (("held out", report["held_out"]), ("training", report["training"])):
+        if part is None:
+            lines.append(f"{name:<16}(none: --holdout 0)")
+            continue
+        cells = [pct(part), pct(part["bids"]), pct(part["cards"]), pct(part["with_choice"])]
+        lines.append(f"{name + ' (' + format(part['games'], ',') + ')':<16}" + "".join(f"{c:>24}" for c in cells))
+    s = report["seconds"]
+    lines.append(f"replay {s['replay']:.0f} s, training {s['train']:.0f} s ({report['epochs']} epochs)")
+    lines.append(f"wrote {report['out']} (play it as ppo:{report['out']})")
+    return "\n".join(lines)
+
+
+def cli_imitate(args: Any, options: dict[str, Any]) -> int:
+    """``bobshat imitate``: the game from ``options`` (make_game's), the rest from ``args``."""
+    from bobshat_env.games import make_game
+    from bobshat_env.paths import check_writable, replace_bytes
+
+    game = make_game(args.game, **options)
+    opts = ImitateOptions(
+        records=list(args.records),
+        out=args.out,
+        holdout=args.holdout,
+        epochs=args.epochs,
+        seed=args.seed,
+        init_from=args.init_from,
+        hidden=tuple(args.hidden) if args.hidden else None,
+        learning_rate=args.learning_rate,
+        minibatch_size=args.minibatch_size,
+        value_coef=args.value_coef,
+    )
+    check_writable(opts.out, "--out")
+    if args.json not in (None, "-"):
+        check_writable(args.json, "--json")
+    to_stdout = args.json == "-"
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    report = imitate(game, opts, log)
+    text = format_report(report)
+    print(text, file=sys.stderr if to_stdout else sys.stdout)
+    if args.json is not None:
+        data = json.dumps(report, indent=1) + "\n"
+        if to_stdout:
+            sys.stdout.write(data)
+        else:
+            replace_bytes(args.json, data.encode("utf-8"))
+    return 0
+
+
+__all__ = [
+    "DecisionSet",
+    "ImitateOptions",
+    "ImitationError",
+    "agreement",
+    "build_sets",
+    "cli_imitate",
+    "fit",
+    "format_report",
+    "game_decisions",
+    "imitate",
+]
