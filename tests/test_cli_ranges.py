@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from bobshat_env import cli
+from bobshat_env.app import cli
 from bobshat_env.app.cli import build_parser, main
 
 BIG = "9" * 30
