@@ -6,7 +6,7 @@ Run it as ``bobshat bench --train [--repo OLD_CHECKOUT] [--reps 3] [--decisions 
 evaluation (``--eval-every 0``), in a fresh Python process whose ``PYTHONPATH`` is the checkout measured:
 this one, and each ``--repo`` (an older commit, e.g. ``git worktree add /tmp/speed-old c7bbf2c``), so old
 and new code are measured in the same session, interleaved (the order alternates from one repetition to the
-next), ``reps`` times; medians are reported, and the ratio of each checkout's rate to the first one's.
+next), ``reps`` times; medians are reported, and the first checkout's speed-up over each other one.
 
 Rates count the iterations only (:meth:`TrainingRun.run`, not the set-up: imports, compiling or loading the
 game kernels, the first deal), by wall time and by process CPU time (all threads). The machine may be
@@ -28,7 +28,7 @@ opponents' nets     ``PPOAgent.act`` less features: the pool's snapshots
 heuristics          ``SeatDispatch.act_rows`` less the above: heuristic bots (and the dispatch)
 rollout other       the rest of ``collect_rollout``: rewards, reseating, GAE, the bootstrap values
 update              ``Learner.update`` (the PPO epochs)
-evaluation/logging  ``TrainingRun.log`` (scalars, TensorBoard; evaluation when due)
+evaluation/logging  ``TrainingRun.log`` (scalars, TensorBoard; evaluation when due, its games included)
 checkpoint          ``TrainingRun.save``
 pool                ``TrainingRun.grow_pool`` (snapshots)
 other               the rest of the iterations
@@ -73,17 +73,23 @@ class Split:
         self.wall = dict.fromkeys(PARTS, 0.0)
         self.cpu = dict.fromkeys(PARTS, 0.0)
         self.stack: list[list[float]] = []  # per open call: [child wall, child cpu]
+        self.absorbing = 0  # inside a part that keeps all its time (the evaluation's games are evaluation)
 
-    def wrap(self, owner: Any, name: str, part: str) -> None:
-        """Replace ``owner.name`` (a function on a class) by a timed one counted to ``part``."""
+    def wrap(self, owner: Any, name: str, part: str, absorb: bool = False) -> None:
+        """Replace ``owner.name`` (a function on a class) by a timed one counted to ``part``; with ``absorb``,
+        the wrapped calls inside it count to ``part`` too."""
         fn = getattr(owner, name)
 
         def timed(*a: Any, **k: Any) -> Any:
+            if self.absorbing:
+                return fn(*a, **k)
             t, c = time.perf_counter(), time.process_time()
             self.stack.append([0.0, 0.0])
+            self.absorbing += absorb
             try:
                 return fn(*a, **k)
             finally:
+                self.absorbing -= absorb
                 child_w, child_c = self.stack.pop()
                 dw, dc = time.perf_counter() - t, time.process_time() - c
                 self.wall[part] += dw - child_w
@@ -104,7 +110,7 @@ def instrument(split: Split) -> None:
     from train.ppo.learner import Learner  # noqa: PLC0415
     from train.ppo.run import TrainingRun  # noqa: PLC0415
 
-    for owner, name, part in (
+    for owner, name, part, *absorb in (
         (VectorEnv, "step", "engine"),
         (VectorEnv, "_timestep", "observation"),
         (VectorEnv, "observe", "observation"),
@@ -114,12 +120,12 @@ def instrument(split: Split) -> None:
         (SeatDispatch, "act_rows", "heuristics"),
         (RolloutCollector, "collect_rollout", "rollout other"),
         (Learner, "update", "update"),
-        (TrainingRun, "log", "evaluation/logging"),
-        (TrainingRun, "save", "checkpoint"),
+        (TrainingRun, "log", "evaluation/logging", True),
+        (TrainingRun, "save", "checkpoint", True),
         (TrainingRun, "grow_pool", "pool"),
         (TrainingRun, "run", "other"),
     ):
-        split.wrap(owner, name, part)
+        split.wrap(owner, name, part, bool(absorb))
 
 
 def measure(decisions: int, extra: list[str], split: bool = True) -> dict[str, Any]:
@@ -181,8 +187,7 @@ def bench(
     split: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """Every checkout in ``repos`` ``reps`` times, interleaved; the rows and a text summary (medians, ratios
-    to ``repos[0]``: per pair of the same repetition, then their median)."""
+    """Every checkout in ``repos`` ``reps`` times, interleaved; the rows and a text summary (:func:`summary`)."""
     rows: list[dict[str, Any]] = []
     for rep in range(reps):
         order = list(enumerate(repos)) if rep % 2 == 0 else list(reversed(list(enumerate(repos))))
@@ -198,7 +203,8 @@ def bench(
 
 
 def summary(rows: list[dict[str, Any]], repos: list[Path]) -> str:
-    """Medians per checkout, the time split of the first checkout's median run, ratios to the first."""
+    """Medians per checkout, the speed-up of the first over each other one (the median of the ratios of
+    runs of the same repetition), the time split of each checkout's median run."""
     lines = [f"table decisions/s, median of {max(r['rep'] for r in rows) + 1} runs (iterations only):"]
     by = {i: [r for r in rows if r["checkout"] == i] for i in range(len(repos))}
     for i, repo in enumerate(repos):
@@ -209,9 +215,13 @@ def summary(rows: list[dict[str, Any]], repos: list[Path]) -> str:
         lines.append(f"  [{i}] {repo}: {wall:,.0f}/s wall, {cpu:,.0f}/s cpu; learner {lw:,.0f}/s wall")
         if i:
             for key in ("table_per_s_wall", "table_per_s_cpu"):
-                pairs = [a[key] / b[key] for a, b in zip(rs, by[0], strict=True)]
-                lines.append(f"      ratio to [0] ({key[-4:]}): median {statistics.median(pairs):.2f} of {pairs}")
-    for i, repo in enumerate(repos):
+                pairs = [b[key] / a[key] for a, b in zip(rs, by[0], strict=True)]
+                each = " ".join(f"{x:.2f}" for x in pairs)
+                med = statistics.median(pairs)
+                lines.append(
+                    f"      speed-up of [0] over [{i}] ({key[-4:]}): median {med:.2f} of {len(pairs)} pairs: {each}"
+                )
+    for i in range(len(repos)):
         rs = sorted(by[i], key=lambda r: r["table_per_s_cpu"])
         mid = rs[len(rs) // 2]
         if not mid["split_cpu_s"]:
@@ -240,10 +250,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     here = Path(__file__).resolve().parent.parent
     repos = [here, *(Path(r).resolve() for r in a.repo)]
+    for repo in repos:
+        if not (repo / "train" / "ppo" / "run.py").is_file() or not (repo / PRESET).is_file():
+            print(
+                f"bobshat bench: error: --repo {repo}: not a bobshat checkout with train/ppo/ and {PRESET}",
+                file=sys.stderr,
+            )
+            return 2
     rows, text = bench(repos, a.decisions, a.reps, a.extra, not a.no_split, log=lambda m: print(m, file=sys.stderr))
     print(text)
     if a.json:
-        Path(a.json).write_text(json.dumps(rows, indent=1) + "\n")
+        from bobshat_env.paths import replace_bytes  # noqa: PLC0415 - the one atomic writer
+
+        replace_bytes(a.json, (json.dumps(rows, indent=1) + "\n").encode())
     return 0
 
 
