@@ -302,10 +302,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py)."""
+    """Throughput of random legal play: our vector and AEC envs and the peers (benchmarks/throughput.py);
+    with ``--train`` the trainer's rate and time split (benchmarks/train_speed.py)."""
+    check_outputs(args, "json")
+    if args.train:
+        from benchmarks.train_speed import main as train_speed
+
+        extra = [f"--repo={r}" for r in args.repo] + [f"--reps={args.reps or 3}", f"--decisions={args.decisions}"]
+        return train_speed(extra + ([f"--json={args.json}"] if args.json else []))
     from benchmarks.throughput import bench
 
-    check_outputs(args, "json")
     to_stdout = args.json == "-"  # the JSON alone on stdout (for pipes), the table on stderr
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     rows, table = bench(
@@ -572,6 +578,9 @@ def _bench_parser(sub: Any) -> None:
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock or process CPU time")
     p.add_argument("--no-peers", action="store_true", help="skip OpenSpiel and PettingZoo")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--train", action="store_true", help="the trainer instead: the default preset's decisions/s, split")
+    p.add_argument("--repo", action="append", default=[], metavar="DIR", help="--train: also this checkout (old code)")
+    p.add_argument("--decisions", type=int_range(1, 10**9), default=1_500_000, help="--train: decisions per run")
     p.set_defaults(func=cmd_bench)
 
 

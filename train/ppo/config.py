@@ -43,7 +43,7 @@ class Args:
     runs_dir: str = _arg("runs", "where run directories (TensorBoard logs, checkpoints) go")
     seed: int = _arg(1, "seed of everything: deals, seats, opponents, network init, sampling")
     torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; >1 thrashes on a busy machine)")
-    bf16: bool = _arg(True, "run the network's matrix products in bfloat16 (autocast; fp32 weights and losses)")
+    bf16: bool = _arg(True, "bfloat16 matrix products where the hardware has them (AVX-512/AMX, Ampere+; else fp32)")
     device: str = _arg("auto", "where the network learns (and infers in-process): auto (CUDA if any), cpu, cuda")
     progress: bool = _arg(True, "show a progress bar on stderr")
     resume: bool = _arg(False, "continue the run from its ckpt.pt")

@@ -10,6 +10,8 @@ rows. bf16 autocast is shared with the collector's inference
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 from torch import nn
@@ -54,23 +56,36 @@ def interleaved_gae(
     return adv
 
 
+@functools.cache
+def native_bf16(device_type: str) -> bool:
+    """Whether ``device_type`` multiplies bfloat16 matrices in hardware: CUDA GPUs that support it, CPUs whose
+    oneDNN has a bfloat16 path (AVX-512 or AMX). On others (AVX2 only) bfloat16 is emulated and ~8x slower than
+    float32 (measured: a 1024x400 by 400x128 product, 13.6 ms against 1.6 ms), so ``bf16`` is not used there."""
+    if device_type == "cuda":
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    if device_type == "cpu":
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return False
+
+
 def autocast(bf16: bool, device_type: str = "cpu") -> torch.autocast:
-    """bfloat16 matrix products on ``device_type`` where ``bf16`` (fast on CPUs with AMX/AVX-512 BF16 and on
-    CUDA GPUs from Ampere on), else a no-op."""
-    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16)
+    """bfloat16 matrix products on ``device_type`` where ``bf16`` and the device has them in hardware
+    (:func:`native_bf16`: CPUs with AVX-512/AMX, CUDA GPUs from Ampere on), else a no-op (float32)."""
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=bf16 and native_bf16(device_type))
 
 
-def net_input(bf16: bool) -> torch.dtype:
+def net_input(bf16: bool, device_type: str = "cpu") -> torch.dtype:
     """The type stored float16 observations go to the network in: the one its first product casts them to
     anyway (float16 -> bfloat16 rounds exactly as float16 -> float32 -> bfloat16 does, one conversion, not two)."""
-    return torch.bfloat16 if bf16 else torch.float32
+    return torch.bfloat16 if bf16 and native_bf16(device_type) else torch.float32
 
 
 def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
     (those of the last minibatch, as CleanRL logs them). The batch moves to the network's device once; the
     minibatch permutation is drawn on the CPU, so it is the same draw on every device."""
-    n, in_dtype, dev = batch.n, net_input(args.bf16), net.device
+    n, dev = batch.n, net.device
+    in_dtype = net_input(args.bf16, dev.type)
     b_obs, b_mask = torch.from_numpy(batch.obs).to(dev), torch.from_numpy(batch.mask).to(dev)
     b_act, b_logp = torch.from_numpy(batch.actions).to(dev), torch.from_numpy(batch.logprobs).to(dev)
     b_adv, b_ret, b_val = (
