@@ -103,12 +103,12 @@ class Split:
 
 def instrument(split: Split) -> None:
     """Wrap the trainer's functions (see the module's table) with ``split``'s timers."""
-    from agents.ppo_agent import PolicyNet, PPOAgent  # noqa: PLC0415 - the checkout measured, imported here
-    from bobshat_env.seating import SeatDispatch  # noqa: PLC0415
-    from bobshat_env.vector import VectorEnv  # noqa: PLC0415
-    from train.ppo.collector import RolloutCollector  # noqa: PLC0415
-    from train.ppo.learner import Learner  # noqa: PLC0415
-    from train.ppo.run import TrainingRun  # noqa: PLC0415
+    from agents.ppo_agent import PolicyNet, PPOAgent  # the checkout measured, imported here
+    from bobshat_env.seating import SeatDispatch
+    from bobshat_env.vector import VectorEnv
+    from train.ppo.collector import RolloutCollector
+    from train.ppo.learner import Learner
+    from train.ppo.run import TrainingRun
 
     for owner, name, part, *absorb in (
         (VectorEnv, "step", "engine"),
@@ -130,8 +130,8 @@ def instrument(split: Split) -> None:
 
 def measure(decisions: int, extra: list[str], split: bool = True) -> dict[str, Any]:
     """One training run of the preset in this process (the checkout on ``sys.path``): its rates and split."""
-    from train.ppo.config import parse_args  # noqa: PLC0415
-    from train.ppo.run import TrainingRun, train  # noqa: PLC0415
+    from train.ppo.config import parse_args
+    from train.ppo.run import TrainingRun, train
 
     timer = Split()
     if split:
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, text = bench(repos, a.decisions, a.reps, a.extra, not a.no_split, log=lambda m: print(m, file=sys.stderr))
     print(text)
     if a.json:
-        from bobshat_env.paths import replace_bytes  # noqa: PLC0415 - the one atomic writer
+        from bobshat_env.paths import replace_bytes  # the one atomic writer
 
         replace_bytes(a.json, (json.dumps(rows, indent=1) + "\n").encode())
     return 0
