@@ -9,7 +9,7 @@ import pytest
 
 from bobshat_env.app.cli import build_parser, main
 
-COMMANDS = ("simulate", "replay", "eval", "play", "bench", "train", "exploit")
+COMMANDS = ("simulate", "replay", "eval", "bids", "play", "serve", "bench", "train", "exploit", "imitate")
 
 
 def test_every_command_has_help(capsys):
@@ -23,7 +23,7 @@ def test_every_command_has_help(capsys):
             main([command, "--help"])
         assert exc.value.code == 0, command
         assert "usage" in capsys.readouterr().out.lower()
-    assert set(COMMANDS) <= set(build_parser()._subparsers._group_actions[0].choices)
+    assert set(COMMANDS) == set(build_parser()._subparsers._group_actions[0].choices)
 
 
 def test_simulate_prints_a_table_and_writes_records_that_replay(tmp_path, capsys):
