@@ -52,6 +52,7 @@ WORK = {
     "train.ppo.collector": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer, pool built
     "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
     "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
+    "train.imitate": ["build_sets"],  # imitate: the records are replayed into decisions
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
 }
@@ -95,6 +96,7 @@ def warm() -> None:
         "train.evaluate",
         "train.bids",
         "train.exploit",
+        "train.imitate",
         "train.ppo.run",
         "benchmarks.throughput",
         "bobshat_env.app.web.app",

@@ -118,6 +118,7 @@ BASE = {
     "bench": ["--quick", "--no-peers", "--quiet", "--batches", "1", "--reps", "1", "--seconds", "0"],
     "train": ["--progress", "false", "--runs-dir", "runs", "--total-decisions", "1", "--num-envs", "2"],
     "exploit": "--target random --quiet --runs-dir runs --total-decisions 1 --final-deals 0 --eval-every 0".split(),
+    "imitate": ["--records", "existing.jsonl", "--out", "imitated.pt", "--epochs", "1"],
 }
 EXIT_OK = {"replay": {0, 1, 2}, "play": {0, 2, 130}}  # replay: 1 = a record has a fault; play: input ended
 
