@@ -588,7 +588,7 @@ def _train_parser(sub: Any) -> None:
     """``bobshat train``: its flags go through to train.ppo, which parses them."""
     # train.ppo parses these flags itself (one per Args field, see `bobshat train --help`); this parser
     # only passes them through: with prefix "+" none of them looks like an option here.
-    p = sub.add_parser("train", help="PPO with self-play (train/ppo.py)", prefix_chars="+", add_help=False)
+    p = sub.add_parser("train", help="PPO with self-play (train/ppo/)", prefix_chars="+", add_help=False)
     p.add_argument("train_args", nargs="*", help="--config configs/NAME.yaml [--key value ...]")
     p.set_defaults(func=cmd_train)
 

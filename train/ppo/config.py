@@ -188,7 +188,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     """``--config`` plus one ``--field-name VALUE`` flag per :class:`Args` field."""
     p = argparse.ArgumentParser(
         prog="bobshat train",
-        description="PPO with action masking and self-play (train/ppo.py). Flags override the --config preset.",
+        description="PPO with action masking and self-play (train/ppo/). Flags override the --config preset.",
         allow_abbrev=False,
     )
     p.add_argument("--config", default=None, help="a YAML preset (configs/*.yaml): a mapping of the fields below")
