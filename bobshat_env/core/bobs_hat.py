@@ -54,16 +54,13 @@ from .cards import (
 from .compiled import batch_kernel, step_chunks
 from .observe import (
     BAD_STATE,
-    VIEWS,
+    GameObservation,
     ObsLayout,
-    cached_params,
-    check_result,
     encode_shared,
     fits,
-    multiplier,
-    out_arg,
+    game_layout,
+    onehot_index,
     rel_seat,
-    seat_arg,
     set_onehot,
     shared_ok,
 )
@@ -612,13 +609,10 @@ class ObsOffsets(NamedTuple):
 @functools.lru_cache(maxsize=64)
 def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
     """Observation layout for a Bob's Hat configuration and view."""
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
     P = cfg.players
-    spec: list[tuple[str, tuple[int, ...]]] = [
-        # dense slices, written whole every step
-        ("hand", (BH_N_CARDS,)),  # my cards (zeros in the public view)
-        ("played", (BH_N_CARDS,)),  # cards in completed tricks this hand
+    return game_layout(
+        view, BH_N_CARDS, P,
+        # dense slices, written whole every step (after hand and played)
         ("bids", (P, 6)),  # most blue, red, black, fewest, double fewest, has bid
         ("no_bid_left", (P,)),  # the seat may still use its no-bid (option)
         ("taken", (P, 3)),  # cards taken per seat and suit, / 20
@@ -632,31 +626,25 @@ def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
         ("hat_holder", (P + 1,)),  # centre, then relative seats
         ("leader", (P,)),  # leader of the current trick
         ("trick", (P, BH_N_CARDS)),  # card each relative seat put in the current trick
-    ]
-    if view == "full":
-        spec.append(("all_hands", (P, BH_N_CARDS)))
-    return ObsLayout.of(*spec)
-
-
-def _obs_params(cfg: BobsHatConfig, view: str) -> tuple[int, tuple[int, ...]]:
-    """(size, :class:`ObsOffsets` as a plain tuple) of a config and view."""
-    lay = layout(cfg, view)
-    offsets = lay.offsets(
-        ObsOffsets, players=cfg.players, n_cards=BH_N_CARDS, n_hand_number=lay.shape_of("hand_number")[0],
-        own_hand=view != "public", full=view == "full", secret=cfg.secret_bidding, no_bid=cfg.no_bid,
-        bid_phase=BID, n_codes=N_BID_CODES, hidden_code=_HIDDEN_BID,
     )  # fmt: skip
-    return lay.size, offsets
+
+
+def _obs_values(cfg: BobsHatConfig) -> dict[str, int]:
+    """The :class:`ObsOffsets` fields of a config that are not slice offsets: its flags and the game's constants."""
+    return {"secret": cfg.secret_bidding, "no_bid": cfg.no_bid, "bid_phase": BID, "n_codes": N_BID_CODES,
+            "hidden_code": _HIDDEN_BID}  # fmt: skip
+
+
+_OBS = GameObservation(
+    layout, ObsOffsets, BOBS_HAT_DECK, _obs_values, _TAKEN_SCALE, _SCORE_SCALE,
+    facts=("hand", "phase", "trump", "hand_number", "dealer", "hat", "hat_holder", "bids", "no_bid_left", "leader",
+           "trick", "played", "taken", "scores"),
+)  # fmt: skip
 
 
 def obs_offsets(cfg: BobsHatConfig, view: str = "private") -> tuple[int, ...]:
     """The :class:`ObsOffsets` of a config and view, as the plain tuple compiled readers take."""
-    return cached_params(_OBS_PARAMS, _obs_params, cfg, view)[1]
-
-
-_OBS_PARAMS: dict = {}
-_TAKEN_MUL = multiplier(_TAKEN_SCALE)
-_SCORE_MUL = multiplier(_SCORE_SCALE)
+    return _OBS.params(cfg, view)[1]
 
 
 @batch_kernel
@@ -729,21 +717,9 @@ def observe(
     has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
     fill (every cell is overwritten) and is returned.
     """
-    size, offsets = cached_params(_OBS_PARAMS, _obs_params, cfg, view)
-    B = state.phase.shape[0]
-    me, each = seat_arg(state, seat, B)
-    buf = out_arg(out, B, size)
     s = state
-    bad = _obs_kernel.on(B)(
-        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
-        s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder,
-        _BID_FEATURES, offsets, _TAKEN_MUL, _SCORE_MUL,
-    )  # fmt: skip
-    check_result(bad, B, cfg.players, me, each)
-    if out is None or buf is out:
-        return buf
-    out[...] = buf
-    return out
+    game_args = (s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder, _BID_FEATURES)
+    return _OBS.observe(_obs_kernel, cfg, state, seat, view, out, game_args)
 
 
 def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
@@ -752,11 +728,13 @@ def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
     Seats are relative to the observer. A bid is a list of bid-card names
     (docs/records.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
     """
-    d = layout(cfg, view).decode(vec)
-    P = cfg.players
-    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
+    return _OBS.decode(cfg, vec, view, _own_facts)
+
+
+def _own_facts(cfg: BobsHatConfig, d: dict[str, np.ndarray]) -> dict:
+    """The facts of a decoded vector (its slices ``d``) only Bob's Hat has: phase, trump, hat, bids."""
     bids: list = []
-    for r in range(P):
+    for r in range(cfg.players):
         row = d["bids"][r]
         if not row[5]:
             bids.append(None)
@@ -765,28 +743,16 @@ def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
         else:
             code = int(row[0]) + 2 * int(row[1]) + 4 * int(row[2]) + 8 * (int(row[3]) + int(row[4]))
             bids.append(bid_cards(code))
-    holder = onehot(d["hat_holder"])
-    hat = 10 if d["hat_value"][0] else (-10 if d["hat_value"][1] else None)
-    phase = onehot(d["phase"])
-    facts = {
-        "hand": np.nonzero(d["hand"])[0].tolist(),
+    holder = onehot_index(d["hat_holder"])
+    phase = onehot_index(d["phase"])
+    return {
         "phase": PHASE_NAMES[phase] if phase is not None else "other",
-        "trump": BH_TRUMPS[onehot(d["trump"])],
-        "hand_number": onehot(d["hand_number"]) + 1,
-        "dealer": onehot(d["dealer"]),
-        "hat": hat,
+        "trump": BH_TRUMPS[onehot_index(d["trump"])],
+        "hat": 10 if d["hat_value"][0] else (-10 if d["hat_value"][1] else None),
         "hat_holder": None if holder in (None, 0) else holder - 1,
         "bids": bids,
         "no_bid_left": d["no_bid_left"].astype(bool).tolist(),
-        "leader": onehot(d["leader"]),
-        "trick": [onehot(d["trick"][r]) for r in range(P)],
-        "played": np.nonzero(d["played"])[0].tolist(),
-        "taken": np.rint(d["taken"] * _TAKEN_SCALE).astype(int).tolist(),
-        "scores": np.rint(d["scores"] * _SCORE_SCALE).astype(int).tolist(),
     }
-    if view == "full":
-        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
-    return facts
 
 
 def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
@@ -800,69 +766,27 @@ def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple
     plays to the end of the hand.
     """
     P = cfg.players
-    obs = np.asarray(obs, dtype=np.float32)
-    B = obs.shape[0]
-    b = np.arange(B)
-    o = layout(cfg).views(obs)
-    me = np.asarray(seat, dtype=np.int64).reshape(B)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P  # relative r -> absolute seat
-    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
-    hand = o["hand"] > 0.5
-    played = o["played"] > 0.5
-    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)  # (B, P) relative
-    trick = np.full((B, P), -1, dtype=np.int8)
-    trick[b[:, None], absolute] = trick_rel
-    n_in_trick = (trick >= 0).sum(axis=1)
-    leader = (onehot(o["leader"]) + me) % P
-    lead_card = trick[b, leader].astype(np.int64)
-    led_suit = np.where(lead_card >= 0, BOBS_HAT_DECK.suit_of[np.maximum(lead_card, 0)], -1)
-    hand_no = onehot(o["hand_number"])
-    size = bh_hand_size(hand_no)
-    tricks_done = played.sum(axis=1) // P
-    phase_oh = o["phase"]
-    phase = np.where(phase_oh.any(axis=1), onehot(phase_oh), DONE)
+    f = _OBS.seen_frame(cfg, obs, seat, first_phase=HAT, done=DONE)
+    o, me, B = f.o, f.me, f.me.shape[0]
     rb = o["bids"]  # (B, P, 6) relative
     code = rb[..., 0] + 2 * rb[..., 1] + 4 * rb[..., 2] + 8 * (rb[..., 3] + rb[..., 4])
-    code = np.where(rb[..., 5] > 0.5, np.rint(code), -1).astype(np.int8)
-    bids = np.full((B, P), -1, dtype=np.int8)
-    bids[b[:, None], absolute] = code
-    taken = np.zeros((B, P, 3), dtype=np.int8)
-    taken[b[:, None], absolute] = np.rint(o["taken"] * 20).astype(np.int8)
-    scores = np.zeros((B, P), dtype=np.int32)
-    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
-    holder_rel = onehot(o["hat_holder"])
+    bids = f.to_absolute(np.where(rb[..., 5] > 0.5, np.rint(code), -1).astype(np.int8), -1, np.int8)
+    holder_rel = np.argmax(o["hat_holder"], axis=1)
     hat_holder = np.where(holder_rel == 0, -1, (holder_rel - 1 + me) % P).astype(np.int8)
     hat_value = np.where(o["hat_value"][:, 0] > 0.5, 10, np.where(o["hat_value"][:, 1] > 0.5, -10, 0)).astype(np.int8)
-    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
-    no_bid_used = np.zeros((B, P), dtype=bool)
-    if cfg.no_bid:
-        no_bid_used[b[:, None], absolute] = o["no_bid_left"] < 0.5
-    hands, counts, unseen = seen_from(hand, played, trick, size, tricks_done, me, P)
-    n_bids = (bids >= 0).sum(axis=1)
+    no_bid_used = f.to_absolute(o["no_bid_left"] < 0.5, False, bool) if cfg.no_bid else np.zeros((B, P), dtype=bool)
+    hands, counts, unseen = seen_from(f.hand, f.played, f.trick, bh_hand_size(f.hand_no), f.tricks_done, me, P)
     state = State(
-        key=np.zeros(B, dtype=np.uint64),
-        phase=phase.astype(np.int8),
-        hand_no=hand_no.astype(np.int8),
+        **f.fields,
         attempt=np.zeros(B, dtype=np.int16),
-        dealer=dealer,
-        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
-        cur=me.astype(np.int8),
-        trump=onehot(o["trump"]).astype(np.int8),
+        trump=np.argmax(o["trump"], axis=1).astype(np.int8),
         hands=hands,
         hat_value=hat_value,
         hat_holder=hat_holder,
         bids=bids,
-        n_bids=n_bids.astype(np.int8),
+        n_bids=(bids >= 0).sum(axis=1).astype(np.int8),
         no_bid_used=no_bid_used,
-        trick=trick,
-        leader=leader.astype(np.int8),
-        n_in_trick=n_in_trick.astype(np.int8),
-        led_suit=led_suit.astype(np.int8),
-        tricks_done=tricks_done.astype(np.int8),
-        taken=taken,
-        played=played,
-        scores=scores,
-        last_scores=np.zeros((B, P), dtype=np.int16),
+        taken=_OBS.taken(f),
     )
     return state, counts.astype(np.int64), unseen
 

@@ -129,6 +129,20 @@ class ObsLayout:
         return "\n".join(rows)
 
 
+def game_layout(view: str, n_cards: int, P: int, *spec: tuple[str, tuple[int, ...]]) -> ObsLayout:
+    """A game's observation layout in ``view``: every game's first two slices, the game's own ``spec``
+    (its dense slices, then its one-hot block from ``phase`` to ``trick``), and in the full view every hand.
+
+    ``hand``: the observer's cards (zeros in the public view); ``played``:
+    the cards in completed tricks this hand; ``all_hands`` (full view only):
+    each relative seat's cards. ValueError for an unknown view.
+    """
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    full = [("all_hands", (P, n_cards))] if view == "full" else []
+    return ObsLayout.of(("hand", (n_cards,)), ("played", (n_cards,)), *spec, *full)
+
+
 # --------------------------------------------------------------------------
 # What both encoders share: argument checks, cached offsets, the common slices.
 def cached_params(cache: dict, build: Any, cfg: Any, view: str) -> tuple:
@@ -278,3 +292,187 @@ def fits(B, P, n_cards, hands, played, taken, scores, trick, bids, per_game):
     for n in per_game:
         ok = ok and n == B
     return ok
+
+
+# --------------------------------------------------------------------------
+# The Python wrappers every game puts around its layout and kernel.
+def onehot_index(v: np.ndarray) -> int | None:
+    """The index of the one in a one-hot slice of one observation, None if the slice is all zero."""
+    return int(np.argmax(v)) if v.any() else None
+
+
+@dataclass
+class SeenFrame:
+    """What every game's ``public_state`` reads alike from a batch of private observations.
+
+    ``o``: the layout's slices, (B, *shape) each; ``me``: the observers;
+    ``absolute``: (B, P) the absolute seat of each relative seat; ``hand``,
+    ``played``: what the observer holds and has seen played; ``trick``:
+    (B, P) the current trick by absolute seat; ``hand_no`` and
+    ``tricks_done`` (int64), and ``fields``: the ``TrickState`` fields every
+    game rebuilds the same way, for the game's ``State(**fields, ...)``.
+    """
+
+    o: dict[str, np.ndarray]
+    me: np.ndarray
+    absolute: np.ndarray
+    hand: np.ndarray
+    played: np.ndarray
+    trick: np.ndarray
+    hand_no: np.ndarray
+    tricks_done: np.ndarray
+    fields: dict[str, np.ndarray]
+
+    def to_absolute(self, rel: np.ndarray, fill: int, dtype: Any) -> np.ndarray:
+        """``rel`` (B, P, ...) by relative seat, as an array by absolute seat (``fill`` where nothing is written)."""
+        B, P = self.absolute.shape
+        out = np.full((B, P) + rel.shape[2:], fill, dtype=dtype)
+        out[np.arange(B)[:, None], self.absolute] = rel
+        return out
+
+
+class GameObservation:
+    """One game's observation wrappers, around its own layout, offsets tuple and kernel.
+
+    A game's module keeps what is its own: ``layout`` (its slices),
+    ``ObsOffsets`` (what its kernel reads), the kernel, the facts only it
+    decodes and the fields only its state has. This holds what both games'
+    ``obs_offsets`` / ``observe`` / ``decode`` / ``public_state`` did alike:
+    the cached offsets, the call around the kernel (argument checks, ``out``
+    handling, the failure codes), the shared facts of a decoded vector and
+    the shared frame of a rebuilt public state.
+
+    ``game_values(cfg)``: the game's own ``ObsOffsets`` fields that are not
+    slice offsets (its flags and constants). ``taken_scale`` /
+    ``score_scale``: what the kernel divides taken counts and totals by.
+    ``facts``: the order of the keys of ``decode``'s dict (``all_hands``, in
+    the full view, comes last).
+    """
+
+    def __init__(
+        self,
+        layout: Any,
+        offsets_cls: type,
+        deck: Any,
+        game_values: Any,
+        taken_scale: float,
+        score_scale: float,
+        facts: tuple[str, ...],
+    ) -> None:
+        self.layout = layout
+        self.offsets_cls = offsets_cls
+        self.deck = deck
+        self.game_values = game_values
+        self.taken_scale = taken_scale
+        self.score_scale = score_scale
+        self.taken_mul = multiplier(taken_scale)
+        self.score_mul = multiplier(score_scale)
+        self.facts = facts
+        self._cache: dict = {}
+
+    def _build(self, cfg: Any, view: str) -> tuple[int, tuple[int, ...]]:
+        lay = self.layout(cfg, view)  # raises ValueError for an unknown view
+        offsets = lay.offsets(
+            self.offsets_cls, players=cfg.players, n_cards=self.deck.n_cards,
+            n_hand_number=lay.shape_of("hand_number")[0], own_hand=view != "public", full=view == "full",
+            **self.game_values(cfg),
+        )  # fmt: skip
+        return lay.size, offsets
+
+    def params(self, cfg: Any, view: str) -> tuple[int, tuple[int, ...]]:
+        """(size, the game's ``ObsOffsets`` as a plain tuple) of a config and view, cached."""
+        return cached_params(self._cache, self._build, cfg, view)
+
+    def observe(
+        self, kernel: Any, cfg: Any, state: Any, seat: Any, view: str, out: np.ndarray | None, game_args: tuple
+    ) -> np.ndarray:
+        """Run the game's ``kernel`` for the game's ``observe``: checks, ``out`` handling and the failure codes.
+
+        The kernel takes ``(out, seat, each, hands, played, taken, scores,
+        hand_no, dealer, leader, trick, *game_args, offsets, taken_mul,
+        score_mul)``: the shared state arrays, then the game's own.
+        """
+        size, offsets = self.params(cfg, view)
+        B = state.phase.shape[0]
+        me, each = seat_arg(state, seat, B)
+        buf = out_arg(out, B, size)
+        s = state
+        bad = kernel.on(B)(
+            buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
+            *game_args, offsets, self.taken_mul, self.score_mul,
+        )  # fmt: skip
+        check_result(bad, B, cfg.players, me, each)
+        if out is None or buf is out:
+            return buf
+        out[...] = buf
+        return out
+
+    def decode(self, cfg: Any, vec: np.ndarray, view: str, game_facts: Any) -> dict:
+        """The facts of one observation vector: the shared ones and ``game_facts(cfg, slices)``'s, in order."""
+        d = self.layout(cfg, view).decode(vec)
+        P = cfg.players
+        facts = {
+            "hand": np.nonzero(d["hand"])[0].tolist(),
+            "hand_number": onehot_index(d["hand_number"]) + 1,
+            "dealer": onehot_index(d["dealer"]),
+            "leader": onehot_index(d["leader"]),
+            "trick": [onehot_index(d["trick"][r]) for r in range(P)],
+            "played": np.nonzero(d["played"])[0].tolist(),
+            "taken": np.rint(d["taken"] * self.taken_scale).astype(int).tolist(),
+            "scores": np.rint(d["scores"] * self.score_scale).astype(int).tolist(),
+        }
+        facts.update(game_facts(cfg, d))
+        out = {k: facts[k] for k in self.facts}
+        if view == "full":
+            out["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
+        return out
+
+    def seen_frame(self, cfg: Any, obs: np.ndarray, seat: np.ndarray, first_phase: int, done: int) -> SeenFrame:
+        """What ``public_state`` rebuilds alike in every game from private observations (B, size).
+
+        ``first_phase``: the phase of the phase slice's first column;
+        ``done``: the phase of a game whose phase slice is all zero.
+        """
+        P = cfg.players
+        obs = np.asarray(obs, dtype=np.float32)
+        B = obs.shape[0]
+        b = np.arange(B)
+        o = self.layout(cfg).views(obs)
+        me = np.asarray(seat, dtype=np.int64).reshape(B)
+        absolute = (me[:, None] + np.arange(P)[None, :]) % P  # relative r -> absolute seat
+        onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
+        played = o["played"] > 0.5
+        trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)  # (B, P) relative
+        trick = np.full((B, P), -1, dtype=np.int8)
+        trick[b[:, None], absolute] = trick_rel
+        leader = (onehot(o["leader"]) + me) % P
+        lead_card = trick[b, leader].astype(np.int64)
+        led_suit = np.where(lead_card >= 0, self.deck.suit_of[np.maximum(lead_card, 0)], -1)
+        hand_no = onehot(o["hand_number"])
+        tricks_done = played.sum(axis=1) // P
+        ph = o["phase"]
+        phase = np.where(ph.any(axis=1), onehot(ph) + first_phase, done)
+        scores = np.zeros((B, P), dtype=np.int32)
+        scores[b[:, None], absolute] = np.rint(o["scores"] * self.score_scale).astype(np.int32)
+        dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
+        fields = {
+            "key": np.zeros(B, dtype=np.uint64),  # the real key would reveal the deal
+            "phase": phase.astype(np.int8),
+            "hand_no": hand_no.astype(np.int8),
+            "dealer": dealer,
+            "first_dealer": ((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
+            "cur": me.astype(np.int8),
+            "trick": trick,
+            "leader": leader.astype(np.int8),
+            "n_in_trick": (trick >= 0).sum(axis=1).astype(np.int8),
+            "led_suit": led_suit.astype(np.int8),
+            "tricks_done": tricks_done.astype(np.int8),
+            "played": played,
+            "scores": scores,
+            "last_scores": np.zeros((B, P), dtype=np.int16),
+        }
+        return SeenFrame(o, me, absolute, o["hand"] > 0.5, played, trick, hand_no, tricks_done, fields)
+
+    def taken(self, frame: SeenFrame) -> np.ndarray:
+        """The taken counts by absolute seat, int8, (B, P) or (B, P, K) as the game's state holds them."""
+        return frame.to_absolute(np.rint(frame.o["taken"] * self.taken_scale).astype(np.int8), 0, np.int8)

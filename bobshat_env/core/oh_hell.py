@@ -50,15 +50,12 @@ from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_pars
 from .compiled import batch_kernel, step_chunks
 from .observe import (
     BAD_STATE,
-    VIEWS,
+    GameObservation,
     ObsLayout,
-    cached_params,
-    check_result,
     encode_shared,
     fits,
-    multiplier,
-    out_arg,
-    seat_arg,
+    game_layout,
+    onehot_index,
     set_onehot,
     shared_ok,
 )
@@ -532,13 +529,10 @@ class ObsOffsets(NamedTuple):
 @functools.lru_cache(maxsize=64)
 def layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
     """Observation layout for an Oh Hell configuration and view."""
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
     P = cfg.players
-    spec: list[tuple[str, tuple[int, ...]]] = [
-        # dense slices, written whole every step
-        ("hand", (OH_N_CARDS,)),  # my cards (zeros in the public view)
-        ("played", (OH_N_CARDS,)),  # cards in completed tricks this hand
+    return game_layout(
+        view, OH_N_CARDS, P,
+        # dense slices, written whole every step (after hand and played)
         ("bids", (P, MAX_BID + 2)),  # one-hot per relative seat: no bid yet, then bids 0-10
         ("taken", (P,)),  # tricks taken this hand per seat, / 10
         ("scores", (P,)),  # game totals, / 100
@@ -551,30 +545,24 @@ def layout(cfg: OhHellConfig, view: str = "private") -> ObsLayout:
         ("dealer", (P,)),  # relative seat
         ("leader", (P,)),  # leader of the current trick
         ("trick", (P, OH_N_CARDS)),  # card each relative seat put in the current trick
-    ]
-    if view == "full":
-        spec.append(("all_hands", (P, OH_N_CARDS)))
-    return ObsLayout.of(*spec)
-
-
-def _obs_params(cfg: OhHellConfig, view: str) -> tuple[int, tuple[int, ...]]:
-    """(size, :class:`ObsOffsets` as a plain tuple) of a config and view."""
-    lay = layout(cfg, view)
-    offsets = lay.offsets(
-        ObsOffsets, players=cfg.players, n_cards=OH_N_CARDS, n_hand_number=lay.shape_of("hand_number")[0],
-        own_hand=view != "public", full=view == "full", bid_phase=BID, play_phase=PLAY, max_bid=MAX_BID,
     )  # fmt: skip
-    return lay.size, offsets
+
+
+def _obs_values(cfg: OhHellConfig) -> dict[str, int]:
+    """The :class:`ObsOffsets` fields that are not slice offsets: the game's constants."""
+    return {"bid_phase": BID, "play_phase": PLAY, "max_bid": MAX_BID}
+
+
+_OBS = GameObservation(
+    layout, ObsOffsets, OH_HELL_DECK, _obs_values, _TAKEN_SCALE, _SCORE_SCALE,
+    facts=("hand", "phase", "trump", "trump_card", "hand_number", "hand_size", "dealer", "bids", "leader", "trick",
+           "played", "taken", "scores"),
+)  # fmt: skip
 
 
 def obs_offsets(cfg: OhHellConfig, view: str = "private") -> tuple[int, ...]:
     """The :class:`ObsOffsets` of a config and view, as the plain tuple compiled readers take."""
-    return cached_params(_OBS_PARAMS, _obs_params, cfg, view)[1]
-
-
-_OBS_PARAMS: dict = {}
-_TAKEN_MUL = multiplier(_TAKEN_SCALE)
-_SCORE_MUL = multiplier(_SCORE_SCALE)
+    return _OBS.params(cfg, view)[1]
 
 
 @batch_kernel
@@ -640,20 +628,8 @@ def observe(
     public view only drops the observer's hand; the full view adds every
     seat's hand. ``seat`` and ``out`` are as in :func:`.bobs_hat.observe`.
     """
-    size, offsets = cached_params(_OBS_PARAMS, _obs_params, cfg, view)
-    B = state.phase.shape[0]
-    me, each = seat_arg(state, seat, B)
-    buf = out_arg(out, B, size)
     s = state
-    bad = _obs_kernel.on(B)(
-        buf, me, each, s.hands, s.played, s.taken, s.scores, s.hand_no, s.dealer, s.leader, s.trick,
-        s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64, offsets, _TAKEN_MUL, _SCORE_MUL,
-    )  # fmt: skip
-    check_result(bad, B, cfg.players, me, each)
-    if out is None or buf is out:
-        return buf
-    out[...] = buf
-    return out
+    return _OBS.observe(_obs_kernel, cfg, s, seat, view, out, (s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64))
 
 
 def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
@@ -662,30 +638,21 @@ def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
     Seats are relative to the observer; cards are card ids. A bid is the
     number of tricks bid, ``None`` before the seat has bid.
     """
-    d = layout(cfg, view).decode(vec)
-    P = cfg.players
-    onehot = lambda v: int(np.argmax(v)) if v.any() else None  # noqa: E731
-    phase = onehot(d["phase"])
-    suit = onehot(d["trump_suit"])
-    bids = [onehot(d["bids"][r]) for r in range(P)]
-    facts = {
-        "hand": np.nonzero(d["hand"])[0].tolist(),
+    return _OBS.decode(cfg, vec, view, _own_facts)
+
+
+def _own_facts(cfg: OhHellConfig, d: dict[str, np.ndarray]) -> dict:
+    """The facts of a decoded vector (its slices ``d``) only Oh Hell has: phase, trump card, hand size, bids."""
+    phase = onehot_index(d["phase"])
+    suit = onehot_index(d["trump_suit"])
+    bids = [onehot_index(d["bids"][r]) for r in range(cfg.players)]
+    return {
         "phase": PHASE_NAMES[phase + BID] if phase is not None else "other",
         "trump": OH_SUIT_CHARS[suit] if suit is not None else None,
-        "trump_card": onehot(d["trump_card"]),
-        "hand_number": onehot(d["hand_number"]) + 1,
-        "hand_size": onehot(d["hand_size"]) + 1,
-        "dealer": onehot(d["dealer"]),
+        "trump_card": onehot_index(d["trump_card"]),
+        "hand_size": onehot_index(d["hand_size"]) + 1,
         "bids": [None if v in (None, 0) else v - 1 for v in bids],
-        "leader": onehot(d["leader"]),
-        "trick": [onehot(d["trick"][r]) for r in range(P)],
-        "played": np.nonzero(d["played"])[0].tolist(),
-        "taken": np.rint(d["taken"] * _TAKEN_SCALE).astype(int).tolist(),
-        "scores": np.rint(d["scores"] * _SCORE_SCALE).astype(int).tolist(),
     }
-    if view == "full":
-        facts["all_hands"] = [np.nonzero(d["all_hands"][r])[0].tolist() for r in range(P)]
-    return facts
 
 
 def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
@@ -693,58 +660,21 @@ def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[
 
     The turned trump card is face up, so it is not among the unseen cards.
     """
-    P = cfg.players
-    obs = np.asarray(obs, dtype=np.float32)
-    B = obs.shape[0]
-    b = np.arange(B)
-    o = layout(cfg).views(obs)
-    me = np.asarray(seat, dtype=np.int64).reshape(B)
-    absolute = (me[:, None] + np.arange(P)[None, :]) % P
-    onehot = lambda a: np.argmax(a, axis=1)  # noqa: E731
-    hand = o["hand"] > 0.5
-    played = o["played"] > 0.5
-    trick_rel = np.where(o["trick"].any(axis=2), np.argmax(o["trick"], axis=2), -1)
-    trick = np.full((B, P), -1, dtype=np.int8)
-    trick[b[:, None], absolute] = trick_rel
-    leader = (onehot(o["leader"]) + me) % P
-    lead_card = trick[b, leader].astype(np.int64)
-    led_suit = np.where(lead_card >= 0, OH_HELL_DECK.suit_of[np.maximum(lead_card, 0)], -1)
-    hand_no = onehot(o["hand_number"])
-    size = onehot(o["hand_size"]) + 1
-    tricks_done = played.sum(axis=1) // P
-    ph = o["phase"]
-    phase = np.where(ph.any(axis=1), onehot(ph) + BID, DONE)
-    bids = np.full((B, P), -1, dtype=np.int8)
-    bids[b[:, None], absolute] = np.argmax(o["bids"], axis=2) - 1
-    taken = np.zeros((B, P), dtype=np.int8)
-    taken[b[:, None], absolute] = np.rint(o["taken"] * 10).astype(np.int8)
-    scores = np.zeros((B, P), dtype=np.int32)
-    scores[b[:, None], absolute] = np.rint(o["scores"] * 100).astype(np.int32)
-    dealer = ((onehot(o["dealer"]) + me) % P).astype(np.int8)
-    trump_card = onehot(o["trump_card"]).astype(np.int8)
-    hands, counts, unseen = seen_from(hand, played, trick, size, tricks_done, me, P)
-    unseen[b, trump_card.astype(np.int64)] = False
+    f = _OBS.seen_frame(cfg, obs, seat, first_phase=BID, done=DONE)
+    o = f.o
+    size = np.argmax(o["hand_size"], axis=1) + 1
+    bids = f.to_absolute(np.argmax(o["bids"], axis=2) - 1, -1, np.int8)
+    trump_card = np.argmax(o["trump_card"], axis=1).astype(np.int8)
+    hands, counts, unseen = seen_from(f.hand, f.played, f.trick, size, f.tricks_done, f.me, cfg.players)
+    unseen[np.arange(f.me.shape[0]), trump_card.astype(np.int64)] = False
     state = State(
-        key=np.zeros(B, dtype=np.uint64),
-        phase=phase.astype(np.int8),
-        hand_no=hand_no.astype(np.int8),
-        dealer=dealer,
-        first_dealer=((dealer.astype(np.int64) - hand_no) % P).astype(np.int8),
-        cur=me.astype(np.int8),
+        **f.fields,
         hands=hands,
         bids=bids,
         n_bids=(bids >= 0).sum(axis=1).astype(np.int8),
-        trick=trick,
-        leader=leader.astype(np.int8),
-        n_in_trick=(trick >= 0).sum(axis=1).astype(np.int8),
-        led_suit=led_suit.astype(np.int8),
-        tricks_done=tricks_done.astype(np.int8),
-        played=played,
-        scores=scores,
-        last_scores=np.zeros((B, P), dtype=np.int16),
         hand_size=size.astype(np.int8),
         trump_card=trump_card,
-        taken=taken,
+        taken=_OBS.taken(f),
     )
     return state, counts.astype(np.int64), unseen
 

@@ -76,6 +76,33 @@ def trick_text(state: Any, g: int, name: Any) -> str:
     return f"Trick {int(state.tricks_done[g]) + 1} (led by player_{lead}): " + (", ".join(played) or "-")
 
 
+def table_text(
+    title: str, game: Game, state: Any, g: int, show_hands: bool | int, info: str, columns: str, row: Any
+) -> str:
+    """The table of game ``g`` as every game's ``render`` draws it, with the game's own parts.
+
+    ``title``: the game's name on the first line; ``info``: the second line's
+    start (trump, ...), before the phase and who is to act; ``columns``: the
+    headings between ``seat`` and ``hand``; ``row(p)``: seat ``p``'s cells
+    under them. The seat to act is marked ``*``; the current trick closes
+    the table during the play.
+    """
+    mod = game.module
+    P, phase, cur = game.config.players, int(state.phase[g]), int(state.cur[g])
+    lines = [
+        f"{title} - hand {int(state.hand_no[g]) + 1} of {game.config.hands} "
+        f"({plural(int(state.hand_size[g]), 'card')} each), dealer: player_{int(state.dealer[g])}",
+        f"{info}   Phase: {mod.PHASE_NAMES[phase]} ({'game over' if phase == mod.DONE else f'player_{cur} to act'})",
+        f"{'seat':<10}{columns}   hand",
+    ]
+    for p in range(P):
+        mark = "*" if p == cur and phase != mod.DONE else " "
+        lines.append(f"{mark}player_{p:<2}{row(p)}   {hand_text(state, g, p, show_hands, mod.card_str)}")
+    if phase == mod.PLAY:
+        lines.append(trick_text(state, g, mod.card_str))
+    return "\n".join(lines)
+
+
 def render(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
     """Table of game ``g`` of a batch, for any game (its description names the renderer).
 
@@ -125,6 +152,30 @@ class GameText(Protocol):
     def hand_header(self, state: Any, human: int) -> str: ...
     def summary(self, snap: Any, res: Any, after: Any, human: int) -> list[str]: ...
     def renege_lines(self, snap: Any, card: int, human: int) -> list[str]: ...
+
+
+class PlayTextBase:
+    """What every game's ``PlayText`` does alike: it holds the game, and words a trick and a hand's heading."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.cfg = game.config
+        self.mod = game.module
+
+    def trick_play(self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int) -> str:
+        """A finished trick in play order and who won it, without a full stop."""
+        P, name = self.cfg.players, self.mod.card_str
+        order = [(leader + i) % P for i in range(P)]
+        played = ", ".join(f"{seat_name(p, human)} {name(int(cards[p]))}" for p in order)
+        return f"Trick {n_trick}: {played} -> {seat_name(winner, human)} wins with {name(int(cards[winner]))}"
+
+    def hand_heading(self, state: Any, human: int) -> str:
+        """A new hand's heading, without its trump: ``Hand 2 of 12: 5 cards each, dealer player_1 (you)``."""
+        return (
+            f"Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
+            f"{plural(int(state.hand_size[0]), 'card')} each, "
+            f"dealer {seat_name(int(state.dealer[0]), human)}"
+        )
 
 
 @dataclass
@@ -179,6 +230,7 @@ def tell_step(game: Game, text: GameText, snap: Any, action: int, res: Any, stat
 __all__ = [
     "GameText",
     "MoveError",
+    "PlayTextBase",
     "RenegeQuestion",
     "StepStory",
     "cards_text",
@@ -187,6 +239,7 @@ __all__ = [
     "plural",
     "render",
     "seat_name",
+    "table_text",
     "tell_step",
     "trick_text",
 ]

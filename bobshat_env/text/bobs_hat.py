@@ -10,7 +10,7 @@ import numpy as np
 from ..core import bobs_hat as bh
 from ..core.cards import BH_IS_HAT_CARD, BH_RANKS, BH_SUITS, BH_TRUMPS, bh_card, bh_card_str
 from ..games import Game
-from . import MoveError, RenegeQuestion, hand_text, plural, seat_name, trick_text
+from . import MoveError, PlayTextBase, RenegeQuestion, plural, seat_name, table_text
 
 HELP = """\
 Type your move as its number in the list, or by name:
@@ -37,12 +37,7 @@ def render(game: Game, state: bh.State, g: int = 0, show_hands: bool | int = Tru
     that seat's hand (a player's view), False shows none.
     """
     cfg = game.config
-    P = cfg.players
     phase = int(state.phase[g])
-    lines = [
-        f"Where's Bob's Hat? - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
-        f"({plural(int(state.hand_size[g]), 'card')} each), dealer: player_{int(state.dealer[g])}"
-    ]
     hat = int(state.hat_value[g])
     holder = int(state.hat_holder[g])
     hat_txt = (
@@ -50,13 +45,9 @@ def render(game: Game, state: bh.State, g: int = 0, show_hands: bool | int = Tru
         if hat == 0
         else f"{hat:+d}, " + ("in the centre" if holder < 0 else f"held by player_{holder}")
     )
-    to_act = "game over" if phase == bh.DONE else f"player_{int(state.cur[g])} to act"
-    lines.append(
-        f"Trump: {BH_TRUMPS[int(state.trump[g])]}   Bob's Hat: {hat_txt}   Phase: {bh.PHASE_NAMES[phase]} ({to_act})"
-    )
-    lines.append(f"{'seat':<10}{'bid':<29}{'taken blue/red/black':<22}{'total':>6}   hand")
     secret = cfg.secret_bidding and phase == bh.BID
-    for p in range(P):
+
+    def row(p: int) -> str:
         code = int(state.bids[g, p])
         own = show_hands is not True and show_hands is not False and int(show_hands) == p
         if code < 0:
@@ -66,22 +57,17 @@ def render(game: Game, state: bh.State, g: int = 0, show_hands: bool | int = Tru
         else:
             bid = bid_text(code)
         taken = "/".join(str(int(x)) for x in state.taken[g, p])
-        hand = hand_text(state, g, p, show_hands, bh_card_str)
-        mark = "*" if p == int(state.cur[g]) and phase != bh.DONE else " "
-        lines.append(f"{mark}player_{p:<2}{bid:<29}{taken:<22}{int(state.scores[g, p]):>6}   {hand}")
-    if phase == bh.PLAY:
-        lines.append(trick_text(state, g, bh_card_str))
-    return "\n".join(lines)
+        return f"{bid:<29}{taken:<22}{int(state.scores[g, p]):>6}"
+
+    info = f"Trump: {BH_TRUMPS[int(state.trump[g])]}   Bob's Hat: {hat_txt}"
+    columns = f"{'bid':<29}{'taken blue/red/black':<22}{'total':>6}"
+    return table_text("Where's Bob's Hat?", game, state, g, show_hands, info, columns, row)
 
 
-class PlayText:
+class PlayText(PlayTextBase):
     """Move names, input parsing and explanations for Where's Bob's Hat?"""
 
     help = HELP
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.cfg = game.config
 
     # -- names
     @staticmethod
@@ -300,10 +286,7 @@ class PlayText:
         A trick with a hat card moves Bob's Hat to its winner, who "takes"
         it, or "keeps" it when it was already theirs.
         """
-        P = self.cfg.players
-        order = [(leader + i) % P for i in range(P)]
-        played = ", ".join(f"{seat_name(p, human)} {bh_card_str(int(cards[p]))}" for p in order)
-        line = f"Trick {n_trick}: {played} -> {seat_name(winner, human)} wins with {bh_card_str(int(cards[winner]))}"
+        line = self.trick_play(cards, leader, winner, human, n_trick)
         hats = [bh_card_str(int(c)) for c in cards if c >= 0 and BH_IS_HAT_CARD[int(c)]]
         if hats:
             verb = "keeps" if winner == holder else "takes"
@@ -311,11 +294,7 @@ class PlayText:
         return line + "."
 
     def hand_header(self, state: bh.State, human: int) -> str:
-        return (
-            f"Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
-            f"{plural(int(state.hand_size[0]), 'card')} each, "
-            f"dealer {seat_name(int(state.dealer[0]), human)}, trump {BH_TRUMPS[int(state.trump[0])]}"
-        )
+        return f"{self.hand_heading(state, human)}, trump {BH_TRUMPS[int(state.trump[0])]}"
 
     # -- scoring explained
     def summary(self, snap: bh.State, res: Any, after: bh.State, human: int) -> list[str]:

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import oh_hell as oh
 from ..core.cards import OH_HELL_DECK, OH_RANK_CHARS, OH_SUIT_CHARS, OH_SUITS, oh_card_str
 from ..games import Game
-from . import MoveError, hand_text, plural, seat_name, trick_text
+from . import MoveError, PlayTextBase, plural, seat_name, table_text
 
 HELP = """\
 Type a card as its number in the list or by name; type a bid as the number of tricks:
@@ -21,39 +20,22 @@ Type a card as its number in the list or by name; type a bid as the number of tr
 
 def render(game: Game, state: Any, g: int = 0, show_hands: bool | int = True) -> str:
     """Table of Oh Hell game ``g``: trump card, bids, tricks taken, scores."""
-    cfg = game.config
-    P = cfg.players
-    phase = int(state.phase[g])
-    lines = [
-        f"Oh Hell - hand {int(state.hand_no[g]) + 1} of {cfg.hands} "
-        f"({plural(int(state.hand_size[g]), 'card')} each), dealer: player_{int(state.dealer[g])}"
-    ]
     trump = int(state.trump_card[g])
-    to_act = "game over" if phase == oh.DONE else f"player_{int(state.cur[g])} to act"
-    lines.append(f"Trump card: {oh_card_str(trump) if trump >= 0 else '-'}   Phase: {oh.PHASE_NAMES[phase]} ({to_act})")
-    lines.append(f"{'seat':<10}{'bid':>5}{'taken':>7}{'total':>7}   hand")
-    for p in range(P):
+
+    def row(p: int) -> str:
         bid = int(state.bids[g, p])
-        hand = hand_text(state, g, p, show_hands, oh_card_str)
-        mark = "*" if p == int(state.cur[g]) and phase != oh.DONE else " "
-        bid_txt = "-" if bid < 0 else str(bid)
-        lines.append(f"{mark}player_{p:<2}{bid_txt:>5}{int(state.taken[g, p]):>7}{int(state.scores[g, p]):>7}   {hand}")
-    if phase == oh.PLAY:
-        lines.append(trick_text(state, g, oh_card_str))
-    return "\n".join(lines)
+        return f"{'-' if bid < 0 else str(bid):>5}{int(state.taken[g, p]):>7}{int(state.scores[g, p]):>7}"
+
+    info = f"Trump card: {oh_card_str(trump) if trump >= 0 else '-'}"
+    return table_text("Oh Hell", game, state, g, show_hands, info, f"{'bid':>5}{'taken':>7}{'total':>7}", row)
 
 
-class PlayText:
+class PlayText(PlayTextBase):
     """Move names, input parsing and explanations for Oh Hell."""
 
     help = HELP
 
     _SUIT_SYMBOLS = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.cfg = game.config
-        self.mod = game.module
 
     def move_label(self, action: int) -> str:
         if action < self.mod.N_CARDS:
@@ -166,17 +148,12 @@ class PlayText:
         self, cards: np.ndarray, leader: int, winner: int, human: int, n_trick: int, holder: int = -1
     ) -> str:
         """The trick in play order and who won it (``holder``: Bob's Hat's, unused here)."""
-        P = self.cfg.players
-        order = [(leader + i) % P for i in range(P)]
-        played = ", ".join(f"{seat_name(p, human)} {oh_card_str(int(cards[p]))}" for p in order)
-        return f"Trick {n_trick}: {played} -> {seat_name(winner, human)} wins with {oh_card_str(int(cards[winner]))}."
+        return self.trick_play(cards, leader, winner, human, n_trick) + "."
 
     def hand_header(self, state: Any, human: int) -> str:
         trump = int(state.trump_card[0])
         return (
-            f"Hand {int(state.hand_no[0]) + 1} of {self.cfg.hands}: "
-            f"{plural(int(state.hand_size[0]), 'card')} each, "
-            f"dealer {seat_name(int(state.dealer[0]), human)}, trump card {oh_card_str(trump)} "
+            f"{self.hand_heading(state, human)}, trump card {oh_card_str(trump)} "
             f"(trump {OH_SUITS[OH_HELL_DECK.suit_of[trump]]})"
         )
 
