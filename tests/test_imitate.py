@@ -229,3 +229,106 @@ def test_help_names_the_flags(capsys):
     assert code == 0
     for flag in ("--records", "--out", "--holdout", "--epochs", "--seed", "--init-from", "--json"):
         assert flag in out
+
+
+# --------------------------------------------------------------------------
+# Abuse: a full disk, two runs writing the same --out, an interrupted fit
+def _small_policy() -> tuple[dict, dict]:
+    """A checkpoint's tensors and metadata as ``imitate`` writes them, for a tiny Bob's Hat network."""
+    from agents.checkpoint import POLICY_PREFIX, net_meta
+    from train.imitate import make_network
+
+    game = make_game("bobs_hat", players=4, hands=2)
+    net = make_network(game, ImitateOptions(records=[], out="unused.pt", hidden=(8,)))
+    meta = {**net_meta(game, net), "games": 1, "run_name": "imitate:p.pt"}
+    return {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, meta
+
+
+def test_a_full_disk_is_a_one_line_error_and_leaves_nothing_at_out(simple_records, tmp_path, capsys):
+    """The policy does not fit a 64 KB disk: one line naming --out, exit status 2, and no file left there (the
+    readable sidecar, written first, is taken back: it would describe a checkpoint that is not there)."""
+    from tests.mounts import tmpfs
+
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        out = full / "policy.pt"
+        argv = ["imitate", *BH_FLAGS, "--records", str(simple_records), "--out", str(out), "--epochs", "1", "--quiet"]
+        code, _, stderr = run(argv, capsys)
+        left = sorted(p.name for p in full.iterdir())
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bobshat imitate: error: --out: ") and "No space" in lines[0]
+    assert left == []
+
+
+def test_a_full_disk_keeps_the_old_checkpoint_and_its_sidecar(tmp_path):
+    """Over an older checkpoint, a write that fails part-way leaves the pair as it was: the checkpoint and the
+    sidecar that describes it."""
+    from bobshat_env.paths import OutputWriteError
+    from tests.mounts import tmpfs
+    from train.imitate import _write_checkpoint
+
+    tensors, meta = _small_policy()
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        out = full / "policy.pt"
+        _write_checkpoint(out, tensors, {**meta, "games": 1})
+        old = {p.name: p.read_bytes() for p in full.iterdir()}
+        big = {**tensors, "policy.filler": torch.zeros(16_384)}  # 64 KB more than the old one: it does not fit
+        with pytest.raises(OutputWriteError):
+            _write_checkpoint(out, big, {**meta, "games": 2})
+        now = {p.name: p.read_bytes() for p in full.iterdir()}
+        games = load_checkpoint(out)[1]["games"]
+    assert now == old and games == 1
+
+
+def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree(tmp_path, monkeypatch):
+    """Each run writes the sidecar, then the checkpoint. Run A is held between the two while run B writes both:
+    without a lock, the sidecar would be B's and the checkpoint A's. With it, B waits for A: last one wins both."""
+    import threading
+
+    import agents.checkpoint as ckpt
+    from train.imitate import _write_checkpoint
+
+    tensors, meta = _small_policy()
+    out = tmp_path / "policy.pt"
+    real = ckpt._paths.replace_bytes
+    a_wrote_sidecar, b_done = threading.Event(), threading.Event()
+
+    def replace_bytes(path, data):
+        real(path, data)
+        if threading.current_thread().name == "A":
+            a_wrote_sidecar.set()
+            b_done.wait(timeout=3)  # B finishes meanwhile, unless a lock makes it wait for A (then A goes on)
+
+    monkeypatch.setattr(ckpt._paths, "replace_bytes", replace_bytes)
+    a = threading.Thread(name="A", target=_write_checkpoint, args=(out, tensors, {**meta, "games": 1}))
+    a.start()
+    assert a_wrote_sidecar.wait(timeout=60)
+    b = threading.Thread(name="B", target=lambda: (_write_checkpoint(out, tensors, {**meta, "games": 2}), b_done.set()))
+    b.start()
+    a.join(timeout=60)
+    b.join(timeout=60)
+    assert not a.is_alive() and not b.is_alive()
+    inside = load_checkpoint(out)[1]
+    beside = json.loads(out.with_name("policy.pt.json").read_text())
+    assert inside == beside and inside["games"] in (1, 2)
+
+
+def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path, monkeypatch):
+    """``bobshat imitate`` turns SIGTERM into SystemExit(143) (train.pool.sigterm_as_exit); one that comes
+    while the checkpoint goes to disk (its sidecar already written) leaves the old checkpoint and its sidecar,
+    and no temporary."""
+    from train.imitate import _write_checkpoint
+
+    tensors, meta = _small_policy()
+    out = tmp_path / "policy.pt"
+    _write_checkpoint(out, tensors, {**meta, "games": 1})
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def killed_part_way(obj, f, *args, **kwargs):
+        f.write(b"PK\x03\x04 half a checkpoint")
+        raise SystemExit(143)
+
+    monkeypatch.setattr(torch, "save", killed_part_way)
+    with pytest.raises(SystemExit):
+        _write_checkpoint(out, tensors, {**meta, "games": 2})
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old

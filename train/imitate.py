@@ -43,9 +43,11 @@ are drawn.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -434,8 +436,46 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
         "seconds": {"replay": round(replay_s, 1), "train": round(train_s, 1)},
         "out": str(opts.out),
     }
-    save_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
+    _write_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
     return report
+
+
+def _write_checkpoint(out: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+    """:func:`save_checkpoint` (its sidecar ``OUT.json``, then the checkpoint) as one step among runs, and
+    all or nothing.
+
+    Two runs writing the same ``out`` take turns (an ``flock`` on its folder),
+    so the sidecar and the checkpoint are the same run's. A write that fails
+    part-way (a full disk, a SIGTERM or Ctrl-C) puts the sidecar back as it was
+    (none, or the old checkpoint's); a failed write comes out as the writer's
+    one-line ``OutputWriteError``, which torch's zip writer would otherwise
+    turn into a RuntimeError.
+    """
+    import fcntl
+
+    from bobshat_env.paths import OutputWriteError, replace_bytes
+
+    out = Path(out)
+    sidecar = out.with_name(out.name + ".json")
+    out.parent.mkdir(parents=True, exist_ok=True)  # as save_checkpoint does
+    folder = os.open(out.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        old = sidecar.read_bytes() if sidecar.is_file() else None
+        try:
+            save_checkpoint(out, tensors, meta)
+        except BaseException as err:  # a SIGTERM (SystemExit, see cli_imitate) or Ctrl-C part-way too
+            with contextlib.suppress(OSError):  # the error to report is the write's
+                if old is None:
+                    sidecar.unlink(missing_ok=True)
+                else:
+                    replace_bytes(sidecar, old)  # room again: the checkpoint's temporary is gone
+            cause = err if isinstance(err, OSError) else err.__context__
+            if isinstance(cause, OutputWriteError):
+                raise cause from None
+            raise
+    finally:
+        os.close(folder)  # and the lock with it
 
 
 def _meta(game: Any, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:
@@ -474,6 +514,7 @@ def cli_imitate(args: Any, options: dict[str, Any]) -> int:
     """``bobshat imitate``: the game from ``options`` (make_game's), the rest from ``args``."""
     from bobshat_env.games import make_game
     from bobshat_env.paths import check_writable, replace_bytes
+    from train.pool import sigterm_as_exit
 
     game = make_game(args.game, **options)
     opts = ImitateOptions(
@@ -493,7 +534,8 @@ def cli_imitate(args: Any, options: dict[str, Any]) -> int:
         check_writable(args.json, "--json")
     to_stdout = args.json == "-"
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    report = imitate(game, opts, log)
+    with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup (a checkpoint write taken back)
+        report = imitate(game, opts, log)
     text = format_report(report)
     print(text, file=sys.stderr if to_stdout else sys.stdout)
     if args.json is not None:

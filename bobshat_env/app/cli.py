@@ -186,7 +186,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 # The flags that name an output file; ``-`` means stdout only for the JSON reports.
-OUTPUT_FLAGS = ("records", "json", "plot", "save")
+OUTPUT_FLAGS = ("records", "json", "plot", "save", "out")
 STDOUT_FLAGS = ("json",)
 
 
