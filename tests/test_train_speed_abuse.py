@@ -111,12 +111,10 @@ def no_bench(monkeypatch):
 
 
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``bobshat ARGV`` in this process (valid flags: no argparse exit)."""
     from bobshat_env.app.cli import main
 
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
+    code = main(argv)
     out = capsys.readouterr()
     return code, out.out, out.err
 

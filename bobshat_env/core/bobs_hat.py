@@ -642,9 +642,7 @@ _OBS = GameObservation(
 )  # fmt: skip
 
 
-def obs_offsets(cfg: BobsHatConfig, view: str = "private") -> tuple[int, ...]:
-    """The :class:`ObsOffsets` of a config and view, as the plain tuple compiled readers take."""
-    return _OBS.params(cfg, view)[1]
+obs_offsets = _OBS.offsets  # (cfg, view="private"): the :class:`ObsOffsets` as the plain tuple kernels take
 
 
 @batch_kernel

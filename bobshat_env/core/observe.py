@@ -331,6 +331,7 @@ class SeenFrame:
         return out
 
 
+@dataclass(eq=False)
 class GameObservation:
     """One game's observation wrappers, around its own layout, offsets tuple and kernel.
 
@@ -349,25 +350,17 @@ class GameObservation:
     the full view, comes last).
     """
 
-    def __init__(
-        self,
-        layout: Any,
-        offsets_cls: type,
-        deck: Any,
-        game_values: Any,
-        taken_scale: float,
-        score_scale: float,
-        facts: tuple[str, ...],
-    ) -> None:
-        self.layout = layout
-        self.offsets_cls = offsets_cls
-        self.deck = deck
-        self.game_values = game_values
-        self.taken_scale = taken_scale
-        self.score_scale = score_scale
-        self.taken_mul = multiplier(taken_scale)
-        self.score_mul = multiplier(score_scale)
-        self.facts = facts
+    layout: Any
+    offsets_cls: type
+    deck: Any
+    game_values: Any
+    taken_scale: float
+    score_scale: float
+    facts: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        self.taken_mul = multiplier(self.taken_scale)
+        self.score_mul = multiplier(self.score_scale)
         self._cache: dict = {}
 
     def _build(self, cfg: Any, view: str) -> tuple[int, tuple[int, ...]]:
@@ -383,6 +376,11 @@ class GameObservation:
         """(size, the game's ``ObsOffsets`` as a plain tuple) of a config and view, cached."""
         return cached_params(self._cache, self._build, cfg, view)
 
+    def offsets(self, cfg: Any, view: str = "private") -> tuple[int, ...]:
+        """The game's ``ObsOffsets`` of a config and view, as the plain tuple compiled readers take
+        (each game's ``obs_offsets``)."""
+        return self.params(cfg, view)[1]
+
     def observe(
         self, kernel: Any, cfg: Any, state: Any, seat: Any, view: str, out: np.ndarray | None, game_args: tuple
     ) -> np.ndarray:
@@ -392,7 +390,7 @@ class GameObservation:
         hand_no, dealer, leader, trick, *game_args, offsets, taken_mul,
         score_mul)``: the shared state arrays, then the game's own.
         """
-        size, offsets = self.params(cfg, view)
+        size, offsets = cached_params(self._cache, self._build, cfg, view)  # not self.params: a call less per step
         B = state.phase.shape[0]
         me, each = seat_arg(state, seat, B)
         buf = out_arg(out, B, size)
