@@ -225,7 +225,9 @@ def oracle_bid_labels(
     return label, dist
 
 
-def label_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> Labels:
+def label_round(
+    game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int, log: Callable[[str], None] | None = None
+) -> Labels:
     """Play ``opts.games`` self-play games of ``net`` (greedy) and label a share of their decisions (module doc).
 
     The games are played first, keeping the picked decisions (the state, the observation, the public
@@ -271,6 +273,10 @@ def label_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -
         active &= ~game.done(state)
     if not parts:
         raise ExpertError("no decision was labelled this round: raise --games or --card-share")
+    if log is not None:
+        kept = sum(len(p["game"]) for p in parts)
+        cards = sum(int(p["is_card"].sum()) for p in parts)
+        log(f"round {round_no + 1}: {opts.games} games played; labelling {cards:,} card plays, {kept - cards:,} bids")
     return _label(game, net, opts, round_no, search, parts)
 
 
@@ -365,7 +371,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
         for r in range(opts.rounds):
             t0 = time.perf_counter()
             net.eval()
-            labels = label_round(game, net, opts, r)
+            labels = label_round(game, net, opts, r, log)
             label_s = time.perf_counter() - t0
             held_games = holdout_games(opts.games, opts.holdout, opts.seed + r)
             held = held_games[labels.game]
