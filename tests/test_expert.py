@@ -78,8 +78,10 @@ def test_card_labels_are_the_searchs_moves_at_their_own_decisions(game, monkeypa
     assert labels.mask[np.arange(labels.n), labels.label].all()
 
 
-def test_bid_labels_are_the_oracles_best_bids(game, monkeypatch):
-    """The oracle is replaced by values that make the best bid a function of the bidder's own observation."""
+@pytest.mark.parametrize("gap", [0.0, 0.5, 1.5])
+def test_bid_labels_are_the_oracles_best_bids(game, monkeypatch, gap):
+    """The oracle is replaced by values that make the best bid a function of the bidder's own observation,
+    worth 1 point more than the others: the label unless ``bid_gap`` asks for more, then the policy's bid."""
     import train.bids.oracle as oracle
 
     def values(game_, state, play, worlds=8, seed=0, objective="score", **_):
@@ -93,11 +95,12 @@ def test_bid_labels_are_the_oracles_best_bids(game, monkeypatch):
 
     monkeypatch.setattr(oracle, "decision_values", values)
     net, _ = load_policy(POLICY, game)
-    opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=4, card_share=0.0, bids="oracle")
+    opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=4, card_share=0.0, bids="oracle", bid_gap=gap)
     labels = label_round(game, net, opts, 0)
     assert not labels.is_card.any() and labels.n == 4 * 2 * 5  # 4 games, 2 hands, 4 bids and the hat
-    assert (labels.label == stub_move(labels.obs, labels.mask)).all()
-    assert (labels.label != labels.greedy).any()
+    expected = stub_move(labels.obs, labels.mask) if gap < 1 else labels.greedy
+    assert (labels.label == expected).all()
+    assert (stub_move(labels.obs, labels.mask) != labels.greedy).any()
 
 
 def test_the_fit_moves_the_policy_toward_the_labels(game, monkeypatch):
@@ -147,6 +150,7 @@ def test_a_tiny_run_writes_an_ordinary_policy(tmp_path, capsys):
         (["--mix", "0"], "--mix must be in (0, 1], got 0.0"),
         (["--holdout", "1"], "--holdout must be in [0, 1), got 1.0"),
         (["--z", "nan"], "--z must be in [0, 100], got nan"),
+        (["--bid-gap", "-1"], "--bid-gap must be in [0, 1000], got -1.0"),
         (["--worlds", "0"], "--worlds must be in [1, 1024], got 0"),
         (["--learning-rate", "2"], "--learning-rate must be in [1e-06, 1], got 2.0"),
         (["--bids", "guess"], "--bids must be one of oracle, search, policy, got 'guess'"),

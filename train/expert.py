@@ -25,9 +25,12 @@ Each round:
    mix`` on the policy's own distribution there (1: the label alone); with
    ``bid_temperature`` > 0 an oracle bid's label is the softmax of its
    alternatives' values (points) at that temperature rather than the best
-   one. The value head's target is its own prediction before the round (it
-   is held where it was: the search's playouts do not use it, a later
-   ``bobshat train --init-from`` does).
+   one; with ``bid_gap`` > 0 the policy's own bid stays the label unless the
+   best is worth more than that many points more (the oracle's estimates
+   are noisy, and near-equal bids are a coin toss). The value head's target
+   is its own prediction before the round (it is held where it was: the
+   search's playouts do not use it, a later ``bobshat train --init-from``
+   does).
 3. **Distil.** The policy is fitted to the labels of the round's games
    (a share ``holdout`` of the games held out) by the masked cross-entropy
    of ``bobshat imitate`` (:func:`train.imitate.fit`: one implementation).
@@ -91,6 +94,7 @@ class ExpertOptions:
     z: float = 2.0  # standard errors by which the search must beat the policy's move
     oracle_worlds: int = 8  # the bid oracle's sampled deals per decision
     bid_temperature: float = 0.0  # oracle bids: softmax of the values at this temperature (0: the best bid)
+    bid_gap: float = 0.0  # oracle bids: the policy's bid stays the label unless the best is this much better
     mix: float = 1.0  # the target: mix x label + (1 - mix) x the policy's distribution
     holdout: float = 0.1  # share of each round's games held out of the fit
     epochs: int = 2
@@ -113,6 +117,7 @@ RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "z": (0.0, 100.0, True, True),
     "oracle_worlds": (1, 1024, True, True),
     "bid_temperature": (0.0, 1000.0, True, True),
+    "bid_gap": (0.0, 1000.0, True, True),
     "mix": (0.0, 1.0, False, True),
     "holdout": (0.0, 1.0, True, False),
     "epochs": (1, 1000, True, True),
@@ -205,16 +210,19 @@ def _policy(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarr
 
 
 def oracle_bid_labels(
-    game: Any, net: PolicyNet, state: Any, opts: ExpertOptions, seed: int
+    game: Any, net: PolicyNet, state: Any, opts: ExpertOptions, seed: int, greedy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(labels (n,), label distributions (n, A)) of the bidding decisions ``state``: the best information-set
-    margin (or its softmax at ``bid_temperature``), every alternative played out by the policy ``net``."""
+    margin (or its softmax at ``bid_temperature``), every alternative played out by the policy ``net``; the
+    policy's own bid ``greedy`` stays the label unless the best is worth more than ``bid_gap`` points more."""
     from train.bids.oracle import decision_values  # the bids package: only for oracle labels
 
     _, info = decision_values(game, state, PPOAgent(net), worlds=opts.oracle_worlds, seed=seed, objective="margin")
     legal = ~np.isnan(info)
     values = np.where(legal, info, -np.inf)
     label = values.argmax(axis=1)
+    rows = np.arange(label.size)
+    label = np.where(values[rows, label] - values[rows, greedy] > opts.bid_gap, label, greedy)
     if opts.bid_temperature > 0:
         z = (values - values.max(axis=1, keepdims=True)) / opts.bid_temperature
         dist = np.where(legal, np.exp(z), 0.0)
@@ -302,7 +310,7 @@ def _label(
     if oracle.any():
         r = np.nonzero(oracle)[0]
         state = concat_states([p["state"] for p in parts]).take(r)
-        label[r], dist[r] = oracle_bid_labels(game, net, state, opts, opts.seed + 104729 * round_no)
+        label[r], dist[r] = oracle_bid_labels(game, net, state, opts, opts.seed + 104729 * round_no, label[r])
     target = opts.mix * dist + (1.0 - opts.mix) * cat["probs"]
     return Labels(
         obs=cat["obs"], mask=cat["mask"], target=target.astype(np.float32), label=label, greedy=cat["greedy"],

@@ -704,6 +704,7 @@ def _expert_parser(sub: Any) -> None:
         ("z", float, "standard errors by which the search must beat the policy's move (2)"),
         ("oracle-worlds", INT, "the bid oracle's sampled deals per decision (8)"),
         ("bid-temperature", float, "oracle bids: softmax of the values at this temperature, 0: the best (0)"),
+        ("bid-gap", float, "oracle bids: the policy's bid stays unless the best is worth this many points more (0)"),
         ("mix", float, "target = mix x label + (1 - mix) x the policy's distribution, (0, 1] (1)"),
         ("holdout", float, "share of each round's games held out of the fit, [0, 1) (0.1)"),
         ("epochs", INT, "passes over each round's labels (2)"),
