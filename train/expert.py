@@ -384,7 +384,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
             held_games = holdout_games(opts.games, opts.holdout, opts.seed + r)
             held = held_games[labels.game]
             train_set, held_set = labels.take(np.nonzero(~held)[0]), labels.take(np.nonzero(held)[0])
-            before = agreement(net, held_set if held_set.n else train_set)
+            before = agreement(net, held_set if held_set.n else train_set)  # the held-out games, as after the fit
             changed = float((labels.label != labels.greedy).mean())
             t1 = time.perf_counter()
             history = fit(net, train_set, fit_options(opts, r))
@@ -446,8 +446,9 @@ def _log_round(writer: Any, row: dict[str, Any], say: Callable[[str], None]) -> 
 
     text = (
         f"round {step}: {row['labelled']['all']:,} labels ({row['labelled']['bids']:,} bids), "
-        f"{row['labels_not_the_policy']:.1%} not the policy's move; agreement {pct(row['agreement_before'])} before, "
-        f"{pct(row['agreement_after_train'])} after (training), {pct(row['agreement_after_held_out'])} (held out)"
+        f"{row['labels_not_the_policy']:.1%} not the policy's move; agreement on held-out games "
+        f"{pct(row['agreement_before'])} before the fit, {pct(row['agreement_after_held_out'])} after "
+        f"({pct(row['agreement_after_train'])} on the training games)"
     )
     for name in ("vs_strong", "vs_start"):
         if name in row:
