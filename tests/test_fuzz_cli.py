@@ -50,6 +50,7 @@ from hypothesis import strategies as st
 from bobshat_env.app.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_BH = ROOT / "checkpoints" / "bobs_hat_4p.pt"  # expert needs a policy to start from
 
 
 # --------------------------------------------------------------------------
@@ -119,6 +120,7 @@ BASE = {
     "train": ["--progress", "false", "--runs-dir", "runs", "--total-decisions", "1", "--num-envs", "2"],
     "exploit": "--target random --quiet --runs-dir runs --total-decisions 1 --final-deals 0 --eval-every 0".split(),
     "imitate": ["--records", "existing.jsonl", "--out", "imitated.pt", "--epochs", "1"],
+    "expert": ["--game", "bobs_hat", "--init-from", str(SHIPPED_BH), "--out", "expert.pt", "--games", "1"],
 }
 EXIT_OK = {"replay": {0, 1, 2}, "play": {0, 2, 130}}  # replay: 1 = a record has a fault; play: input ended
 

@@ -331,9 +331,13 @@ def make_network(game: Any, opts: ImitateOptions) -> PolicyNet:
 
 
 def fit(
-    net: PolicyNet, data: DecisionSet, opts: ImitateOptions, log: Callable[[str], None] | None = None
+    net: PolicyNet, data: DecisionSet | Any, opts: ImitateOptions, log: Callable[[str], None] | None = None
 ) -> list[dict[str, float]]:
-    """Train ``net`` on ``data`` for ``opts.epochs`` passes; returns each epoch's mean losses and accuracy."""
+    """Train ``net`` on ``data`` for ``opts.epochs`` passes; returns each epoch's mean losses and accuracy.
+
+    ``data`` is a :class:`DecisionSet` (targets: the recorded actions) or anything with ``n`` and a
+    ``batch(idx)`` that gives (obs, mask, target, value), the target a (b, A) distribution over the
+    actions (:class:`train.expert.Labels`): the loss is then the cross-entropy to it."""
     gen = np.random.default_rng([opts.seed, 0xF17])
     optimizer = torch.optim.Adam(net.parameters(), lr=opts.learning_rate)
     steps_per_epoch = max(1, math.ceil(data.n / opts.minibatch_size))
@@ -348,7 +352,7 @@ def fit(
             obs, mask, action, value = data.batch(idx)
             logits, v = net(torch.from_numpy(obs))
             logits = masked_logits(logits, torch.from_numpy(mask))
-            target = torch.from_numpy(action)
+            target = torch.from_numpy(action)  # (b,) actions, or (b, A) target distributions (train.expert)
             policy_loss = F.cross_entropy(logits, target)
             value_loss = F.mse_loss(v, torch.from_numpy(value))
             loss = policy_loss + opts.value_coef * value_loss
@@ -358,7 +362,8 @@ def fit(
             loss.backward()
             optimizer.step()
             done += 1
-            agree = (logits.detach().argmax(dim=1) == target).float().sum()
+            best = target if target.dim() == 1 else target.argmax(dim=1)
+            agree = (logits.detach().argmax(dim=1) == best).float().sum()
             sums += [float(policy_loss.detach()) * len(idx), float(value_loss.detach()) * len(idx), float(agree)]
         row = dict(zip(("policy_loss", "value_loss", "train_agreement"), (sums / max(data.n, 1)).tolist()))
         history.append({"epoch": epoch + 1, **row})

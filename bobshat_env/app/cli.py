@@ -6,7 +6,8 @@ optional records), ``replay`` (check records against the rules), ``eval``
 oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
 watch and replay in the browser), ``bench`` (throughput against peers),
 ``train`` (PPO with self-play), ``exploit`` (a learned best response
-against a frozen bot) and ``imitate`` (a policy fitted to records). Each
+against a frozen bot), ``imitate`` (a policy fitted to records) and
+``expert`` (the policy distilled toward search on it). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -349,6 +350,30 @@ def cmd_imitate(args: argparse.Namespace) -> int:
     return cli_imitate(args, game_options(args))
 
 
+def cmd_expert(args: argparse.Namespace) -> int:
+    """Expert iteration: the policy distilled toward search on it, round after round (train/expert.py)."""
+    import yaml
+
+    from train.expert import ExpertError, cli_expert, options_from  # imports torch
+
+    preset: dict[str, Any] = {}
+    if args.config is not None:
+        try:
+            with open(args.config, encoding="utf-8") as f:
+                preset = yaml.safe_load(f) or {}
+        except OSError as err:
+            raise ExpertError(f"--config: cannot read {args.config}: {err.strerror or err}") from None
+        except yaml.YAMLError as err:
+            raise ExpertError(f"--config: {args.config} is not valid YAML: {str(err).splitlines()[0]}") from None
+        if not isinstance(preset, dict):
+            raise ExpertError(f"--config: {args.config} must hold a mapping of options")
+    opts = options_from(preset, vars(args))
+    args.game = args.game or opts.extra.get("game", GAMES[0])
+    args.players = args.players if args.players is not None else opts.extra.get("players", 4)
+    options = {**dict(opts.extra.get("game_options") or {}), **game_options(args)}
+    return cli_expert(args, options, opts)
+
+
 def cmd_exploit(args: argparse.Namespace) -> int:
     """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
     from train.exploit import cli_exploit, preset_game  # imports torch
@@ -660,6 +685,43 @@ def _imitate_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_imitate)
 
 
+def _expert_parser(sub: Any) -> None:
+    """``bobshat expert``: its flags (the game's, a preset, one per option of train.expert.ExpertOptions)."""
+    p = sub.add_parser("expert", help="expert iteration: distil search on the policy into it (train/expert.py)")
+    _add_game_options(p)
+    p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
+    p.add_argument("--config", default=None, help="a preset of these options (configs/oh_hell_4p_exit.yaml)")
+    flags: tuple[tuple[str, Any, str], ...] = (
+        ("init-from", str, "the policy checkpoint to start from (required)"),
+        ("out", str, "the checkpoint written after every round (required)"),
+        ("log-dir", str, "TensorBoard folder (default runs/OUTSTEM_expert)"),
+        ("rounds", INT, "rounds of play, label, distil, measure (1)"),
+        ("games", INT, "self-play games labelled per round (32)"),
+        ("card-share", float, "share of card plays labelled by the search, 0-1 (0.1)"),
+        ("bids", str, "bid labels: oracle (best information-set value), search, policy (none) (oracle)"),
+        ("worlds", INT, "the search's sampled deals per decision (32)"),
+        ("top-k", INT, "the search's candidates (3)"),
+        ("z", float, "standard errors by which the search must beat the policy's move (2)"),
+        ("oracle-worlds", INT, "the bid oracle's sampled deals per decision (8)"),
+        ("bid-temperature", float, "oracle bids: softmax of the values at this temperature, 0: the best (0)"),
+        ("bid-gap", float, "oracle bids: the policy's bid stays unless the best is worth this many points more (0)"),
+        ("mix", float, "target = mix x label + (1 - mix) x the policy's distribution, (0, 1] (1)"),
+        ("holdout", float, "share of each round's games held out of the fit, [0, 1) (0.1)"),
+        ("epochs", INT, "passes over each round's labels (2)"),
+        ("learning-rate", float, "Adam's, decayed to 0 in each round (3e-4)"),
+        ("minibatch-size", INT, "labels per step (256)"),
+        ("value-coef", float, "weight of the value head held to its predictions; 0: skip (0.5)"),
+        ("eval-deals", INT, "duplicate deals per round against strong and the start, 2v2 (64; 0: none)"),
+        ("eval-seed", INT, "seed of the evaluation deals (1000)"),
+        ("seed", INT, "seed of the self-play deals, the labels' draws, the fit (0)"),
+    )
+    for flag, kind, text in flags:
+        p.add_argument(f"--{flag}", type=kind, default=None, help=text)
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_expert)
+
+
 # each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _simulate_parser,
@@ -672,6 +734,7 @@ SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _train_parser,
     _exploit_parser,
     _imitate_parser,
+    _expert_parser,
 )
 
 

@@ -1,0 +1,493 @@
+"""Expert iteration: the policy distilled toward what search on it chooses, round after round.
+
+``bobshat expert --init-from checkpoints/oh_hell_4p.pt --out better.pt [--config configs/oh_hell_4p_exit.yaml]``.
+Each round:
+
+1. **Play.** ``games`` self-play games of the current policy (greedy, every
+   seat), dealt from ``seed`` and the round (never the evaluation's deals).
+2. **Label.** At each decision of those games, a share of the decisions gets
+   a label, the move an expert makes there with the current policy:
+
+   - card plays (a share ``card_share`` of them, drawn at random): the move
+     of the search agent (:class:`agents.search.PolicySearchAgent`, its
+     ``worlds``, ``top_k`` and ``z``) on the current policy, given the
+     acting seat's private observation and the public record of the hand,
+     as at the table;
+   - bids (and Bob's Hat's hat choice), all of them, by ``bids``:
+     ``oracle``: the bid with the best information-set value
+     (:func:`train.bids.oracle.decision_values`, ``oracle_worlds`` deals of
+     the hidden cards consistent with what the bidder saw, every
+     alternative played out by the current policy, valued by the bidder's
+     margin over the table); ``search``: the search agent's move with
+     ``bids=true``; ``policy``: bids are not labelled.
+
+   The target of a labelled decision is ``mix`` on the label plus ``1 -
+   mix`` on the policy's own distribution there (1: the label alone); with
+   ``bid_temperature`` > 0 an oracle bid's label is the softmax of its
+   alternatives' values (points) at that temperature rather than the best
+   one; with ``bid_gap`` > 0 the policy's own bid stays the label unless the
+   best is worth more than that many points more (the oracle's estimates
+   are noisy, and near-equal bids are a coin toss). The value head's target
+   is its own prediction before the round (it is held where it was: the
+   search's playouts do not use it, a later ``bobshat train --init-from``
+   does).
+3. **Distil.** The policy is fitted to the labels of the round's games
+   (a share ``holdout`` of the games held out) by the masked cross-entropy
+   of ``bobshat imitate`` (:func:`train.imitate.fit`: one implementation).
+4. **Measure.** The agreement of the policy with the labels before and
+   after the fit (training and held-out games), then ``eval_deals``
+   duplicate deals, two seats each (``--layout 2v2`` of ``bobshat eval``),
+   of the new policy against ``strong`` and against the starting policy,
+   with 95% CIs over deals; to the console and to TensorBoard
+   (``log_dir``). The next round searches on the new policy.
+
+The checkpoint ``out`` is written (atomically) after every round: an
+ordinary policy that ``ppo:PATH`` plays and ``bobshat train --init-from``
+continues (PPO after distillation is the mix of the two losses, in turn).
+Every option is checked before anything is read or written; a bad one is a
+one-line error naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
+from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
+from agents.search import PolicySearchAgent
+from bobshat_env.core import rng
+from bobshat_env.seating import SeatDispatch
+from train.imitate import ImitateOptions, fit
+
+BID_LABELS = ("oracle", "search", "policy")
+GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
+
+
+class ExpertError(ValueError):
+    """An option that cannot run; the message names it."""
+
+
+@dataclass
+class ExpertOptions:
+    """The settings of an expert-iteration run (preset keys and ``bobshat expert`` flags)."""
+
+    init_from: str = ""  # the policy to start from (required)
+    out: str = ""  # the checkpoint written after every round (required)
+    log_dir: str = ""  # TensorBoard folder ("": runs/<out's stem>_expert)
+    rounds: int = 1
+    games: int = 32  # self-play games labelled per round
+    card_share: float = 0.1  # share of card plays labelled by the search
+    bids: str = "oracle"  # how bids are labelled: oracle, search, policy (not labelled)
+    worlds: int = 32  # the search's sampled deals per decision
+    top_k: int = 3  # the search's candidates
+    z: float = 2.0  # standard errors by which the search must beat the policy's move
+    oracle_worlds: int = 8  # the bid oracle's sampled deals per decision
+    bid_temperature: float = 0.0  # oracle bids: softmax of the values at this temperature (0: the best bid)
+    bid_gap: float = 0.0  # oracle bids: the policy's bid stays the label unless the best is this much better
+    mix: float = 1.0  # the target: mix x label + (1 - mix) x the policy's distribution
+    holdout: float = 0.1  # share of each round's games held out of the fit
+    epochs: int = 2
+    learning_rate: float = 3e-4
+    minibatch_size: int = 256
+    value_coef: float = 0.5
+    eval_deals: int = 64  # duplicate deals per evaluation (0: none)
+    eval_seed: int = 1000
+    seed: int = 0
+    extra: dict = field(default_factory=dict, repr=False)  # the preset's game, players (read by the CLI)
+
+
+# name: (low, high, low inclusive, high inclusive); one table for presets and flags alike
+RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "rounds": (1, 1000, True, True),
+    "games": (1, 100_000, True, True),
+    "card_share": (0.0, 1.0, True, True),
+    "worlds": (1, 1024, True, True),
+    "top_k": (1, 64, True, True),
+    "z": (0.0, 100.0, True, True),
+    "oracle_worlds": (1, 1024, True, True),
+    "bid_temperature": (0.0, 1000.0, True, True),
+    "bid_gap": (0.0, 1000.0, True, True),
+    "mix": (0.0, 1.0, False, True),
+    "holdout": (0.0, 1.0, True, False),
+    "epochs": (1, 1000, True, True),
+    "learning_rate": (1e-6, 1.0, True, True),
+    "minibatch_size": (1, 65_536, True, True),
+    "value_coef": (0.0, 100.0, True, True),
+    "eval_deals": (0, 100_000, True, True),
+    "eval_seed": (0, 2**63 - 1, True, True),
+    "seed": (0, 2**63 - 1, True, True),
+}
+INTEGERS = {f.name for f in dataclasses.fields(ExpertOptions) if f.type == "int"}
+
+
+def check_options(opts: ExpertOptions) -> None:
+    """Refuse (:class:`ExpertError`, naming the option) what cannot run; nothing is read or written."""
+    for name, (lo, hi, lo_in, hi_in) in RANGES.items():
+        value = getattr(opts, name)
+        flag = "--" + name.replace("_", "-")
+        integer = name in INTEGERS
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+            raise ExpertError(f"{flag} must be {'an integer' if integer else 'a number'}, got {value!r}")
+        if (
+            not math.isfinite(value)
+            or value < lo
+            or value > hi
+            or (value == lo and not lo_in)
+            or (value == hi and not hi_in)
+        ):
+            left, right = "[" if lo_in else "(", "]" if hi_in else ")"
+            raise ExpertError(f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
+    if opts.bids not in BID_LABELS:
+        raise ExpertError(f"--bids must be one of {', '.join(BID_LABELS)}, got {opts.bids!r}")
+    if opts.card_share == 0 and opts.bids == "policy":
+        raise ExpertError("--card-share 0 with --bids policy labels nothing: label card plays or bids")
+    if not opts.init_from:
+        raise ExpertError("--init-from is required: the policy checkpoint to improve")
+    if not opts.out:
+        raise ExpertError("--out is required: the checkpoint to write")
+    if "," in opts.out or "=" in opts.out:
+        raise ExpertError(f"--out {opts.out!r}: a path with ',' or '=' cannot be named in an agent spec")
+
+
+def options_from(preset: dict[str, Any], flags: dict[str, Any]) -> ExpertOptions:
+    """The options of a preset (a YAML mapping) with the flags given (not None) over it; unknown keys refused."""
+    names = {f.name for f in dataclasses.fields(ExpertOptions)} - {"extra"}
+    extra = {k: preset[k] for k in ("game", "players", "game_options") if k in preset}
+    unknown = sorted(set(preset) - names - set(extra))
+    if unknown:
+        raise ExpertError(f"--config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    values = {k: v for k, v in preset.items() if k in names}
+    values.update({k: v for k, v in flags.items() if v is not None and k in names})
+    return ExpertOptions(**values, extra=extra)
+
+
+# --------------------------------------------------------------------------
+# Labels
+@dataclass
+class Labels:
+    """The labelled decisions of a round: observations, masks, targets (distributions), labels and where."""
+
+    obs: np.ndarray  # (n, D) float32
+    mask: np.ndarray  # (n, A) bool
+    target: np.ndarray  # (n, A) float32: the distribution the policy is fitted to
+    label: np.ndarray  # (n,) the expert's move
+    greedy: np.ndarray  # (n,) the policy's move at labelling time
+    value: np.ndarray  # (n,) float32: the value head's prediction at labelling time
+    game: np.ndarray  # (n,) the self-play game of the decision
+    is_card: np.ndarray  # (n,) bool
+
+    @property
+    def n(self) -> int:
+        """Decisions held."""
+        return int(self.label.shape[0])
+
+    def take(self, rows: np.ndarray) -> Labels:
+        """The labels of ``rows`` only."""
+        return Labels(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
+
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(obs, mask, target distribution, value) of rows ``idx``: what :func:`train.imitate.fit` draws."""
+        return self.obs[idx], self.mask[idx], self.target[idx], self.value[idx]
+
+
+def _policy(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(masked softmax (B, A), value (B,)) of ``net``."""
+    with torch.inference_mode():
+        logits, value = net(torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)))
+        probs = torch.softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1)
+    return probs.float().numpy(), value.float().numpy()
+
+
+def oracle_bid_labels(
+    game: Any, net: PolicyNet, state: Any, opts: ExpertOptions, seed: int, greedy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(labels (n,), label distributions (n, A)) of the bidding decisions ``state``: the best information-set
+    margin (or its softmax at ``bid_temperature``), every alternative played out by the policy ``net``; the
+    policy's own bid ``greedy`` stays the label unless the best is worth more than ``bid_gap`` points more."""
+    from train.bids.oracle import decision_values  # the bids package: only for oracle labels
+
+    _, info = decision_values(game, state, PPOAgent(net), worlds=opts.oracle_worlds, seed=seed, objective="margin")
+    legal = ~np.isnan(info)
+    values = np.where(legal, info, -np.inf)
+    label = values.argmax(axis=1)
+    rows = np.arange(label.size)
+    label = np.where(values[rows, label] - values[rows, greedy] > opts.bid_gap, label, greedy)
+    if opts.bid_temperature > 0:
+        z = (values - values.max(axis=1, keepdims=True)) / opts.bid_temperature
+        dist = np.where(legal, np.exp(z), 0.0)
+        dist /= dist.sum(axis=1, keepdims=True)
+    else:
+        dist = np.zeros(info.shape)
+        dist[np.arange(label.size), label] = 1.0
+    return label, dist
+
+
+def label_round(
+    game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int, log: Callable[[str], None] | None = None
+) -> Labels:
+    """Play ``opts.games`` self-play games of ``net`` (greedy) and label a share of their decisions (module doc).
+
+    The games are played first, keeping the picked decisions (the state, the observation, the public
+    record); then all of them are labelled together: the search and the oracle step every decision's
+    playouts in one batch (per ``max_rows``), far fewer calls than one per table step.
+    """
+    core = game.module
+    search = PolicySearchAgent(
+        game, seed=opts.seed + 7919 * round_no, net=net, worlds=opts.worlds, top_k=opts.top_k, z=opts.z,
+        bids=opts.bids == "search",
+    )  # fmt: skip
+    gen = np.random.default_rng([opts.seed, round_no, 0x1AB])
+    state = game.init(rng.game_keys(opts.seed, np.arange(opts.games), GAME_SALT + round_no))
+    seats = SeatDispatch(game, state.batch_size, [search])  # keeps the public record the search reads
+    parts: list[dict[str, Any]] = []
+    active = ~game.done(state)
+    while active.any():
+        mask = game.legal_action_mask(state)
+        obs = game.observe(state)
+        seat = state.cur.astype(np.int64)
+        rows = np.nonzero(active)[0]
+        probs, value = _policy(net, obs[rows], mask[rows])
+        greedy = probs.argmax(axis=1)
+        is_card = mask[rows, : core.N_CARDS].any(axis=1)
+        pick = is_card & (gen.random(rows.size) < opts.card_share)
+        if opts.bids != "policy":
+            pick |= ~is_card
+        if pick.any():
+            p = np.nonzero(pick)[0]
+            r = rows[p]
+            parts.append(
+                {
+                    "obs": obs[r].astype(np.float32), "mask": mask[r], "probs": probs[p], "greedy": greedy[p],
+                    "value": value[p].astype(np.float32), "game": r, "is_card": is_card[p], "seat": seat[r],
+                    "public": seats.tracker.rows(r), "state": state.take(r),
+                }
+            )  # fmt: skip
+        actions = np.zeros(state.batch_size, dtype=np.int64)
+        actions[rows] = greedy  # the games go on with the policy's own moves
+        seats.before_step(state, actions, active)
+        res = game.step(state, actions, active=active, legal=mask)
+        seats.after_step(res.new_hand)
+        active &= ~game.done(state)
+    if not parts:
+        raise ExpertError("no decision was labelled this round: raise --games or --card-share")
+    if log is not None:
+        kept = sum(len(p["game"]) for p in parts)
+        cards = sum(int(p["is_card"].sum()) for p in parts)
+        log(f"round {round_no + 1}: {opts.games} games played; labelling {cards:,} card plays, {kept - cards:,} bids")
+    return _label(game, net, opts, round_no, search, parts)
+
+
+def _label(
+    game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int, search: PolicySearchAgent, parts: list[dict]
+) -> Labels:
+    """The labels of the decisions kept by :func:`label_round`, every kind labelled in one batch."""
+    from train.bids.oracle import concat_states
+
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "probs", "greedy", "value", "game")}
+    cat |= {k: np.concatenate([p[k] for p in parts]) for k in ("is_card", "seat")}
+    public = {k: np.concatenate([p["public"][k] for p in parts]) for k in parts[0]["public"]}
+    label = cat["greedy"].copy()
+    dist = np.zeros_like(cat["probs"])
+    searched = cat["is_card"] | (opts.bids == "search")
+    if searched.any():
+        r = np.nonzero(searched)[0]
+        label[r] = search.act(
+            cat["obs"][r], cat["mask"][r], cat["seat"][r], public={k: v[r] for k, v in public.items()}
+        )
+    dist[np.arange(label.size), label] = 1.0
+    oracle = ~searched
+    if oracle.any():
+        r = np.nonzero(oracle)[0]
+        state = concat_states([p["state"] for p in parts]).take(r)
+        label[r], dist[r] = oracle_bid_labels(game, net, state, opts, opts.seed + 104729 * round_no, label[r])
+    target = opts.mix * dist + (1.0 - opts.mix) * cat["probs"]
+    return Labels(
+        obs=cat["obs"], mask=cat["mask"], target=target.astype(np.float32), label=label, greedy=cat["greedy"],
+        value=cat["value"], game=cat["game"], is_card=cat["is_card"],
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------
+# Measures
+def agreement(net: PolicyNet, labels: Labels) -> dict[str, float | None]:
+    """Share of labelled decisions where the policy's greedy move is the label: all, bids, card plays."""
+    if labels.n == 0:
+        return {"all": None, "bids": None, "cards": None}
+    probs, _ = _policy(net, labels.obs, labels.mask)
+    hit = probs.argmax(axis=1) == labels.label
+
+    def share(rows: np.ndarray) -> float | None:
+        return float(hit[rows].mean()) if rows.any() else None
+
+    return {"all": share(np.ones(labels.n, bool)), "bids": share(~labels.is_card), "cards": share(labels.is_card)}
+
+
+def duplicate_2v2(game: Any, a: PolicyNet, b: Any, deals: int, seed: int) -> tuple[float, float]:
+    """(mean, 95% CI) per hand of ``a`` minus ``b`` over ``deals`` duplicate deals, every seating of two seats
+    each (or the nearest split), as ``bobshat eval --layout 2v2 --seed SEED`` plays them (same deals)."""
+    from agents import make_agent
+    from train.evaluate.duplicate import make_seatings, play_duplicate
+    from train.evaluate.statistics import mean_ci
+
+    P = game.players
+    n_a = P // 2
+    table = make_seatings([0] * n_a + [1] * (P - n_a))
+    other = make_agent(b, game, seed=0) if isinstance(b, str) else PPOAgent(b)
+    res = play_duplicate(game, [PPOAgent(a), other], table, np.arange(deals), seed)
+    tot = res.totals.reshape(deals, table.shape[0], P).astype(np.float64) / game.config.hands
+    seat_a = table == 0
+    diff = (tot * seat_a).sum(axis=(1, 2)) / seat_a.sum() - (tot * ~seat_a).sum(axis=(1, 2)) / (~seat_a).sum()
+    return mean_ci(diff)
+
+
+# --------------------------------------------------------------------------
+# The run
+def fit_options(opts: ExpertOptions, round_no: int) -> ImitateOptions:
+    """The settings of :func:`train.imitate.fit` for a round."""
+    return ImitateOptions(
+        records=[], out=opts.out, epochs=opts.epochs, seed=opts.seed + round_no, learning_rate=opts.learning_rate,
+        minibatch_size=opts.minibatch_size, value_coef=opts.value_coef,
+    )  # fmt: skip
+
+
+def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run ``opts.rounds`` rounds (module docstring); returns the report (one entry per round)."""
+    from train.imitate import holdout_games
+
+    check_options(opts)
+    say = log or (lambda msg: None)
+    net, _ = load_policy(opts.init_from, game)
+    start, _ = load_policy(opts.init_from, game)
+    torch.manual_seed(opts.seed)
+    log_dir = opts.log_dir or str(Path("runs") / f"{Path(opts.out).stem}_expert")
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir)
+    rounds: list[dict[str, Any]] = []
+    try:
+        for r in range(opts.rounds):
+            t0 = time.perf_counter()
+            net.eval()
+            labels = label_round(game, net, opts, r, log)
+            label_s = time.perf_counter() - t0
+            held_games = holdout_games(opts.games, opts.holdout, opts.seed + r)
+            held = held_games[labels.game]
+            train_set, held_set = labels.take(np.nonzero(~held)[0]), labels.take(np.nonzero(held)[0])
+            before = agreement(net, held_set if held_set.n else train_set)  # the held-out games, as after the fit
+            changed = float((labels.label != labels.greedy).mean())
+            t1 = time.perf_counter()
+            history = fit(net, train_set, fit_options(opts, r))
+            fit_s = time.perf_counter() - t1
+            row: dict[str, Any] = {
+                "round": r + 1,
+                "labelled": {"all": labels.n, "bids": int((~labels.is_card).sum()), "cards": int(labels.is_card.sum())},
+                "labels_not_the_policy": changed,
+                "agreement_before": before,
+                "agreement_after_train": agreement(net, train_set),
+                "agreement_after_held_out": agreement(net, held_set) if held_set.n else None,
+                "policy_loss": history[-1]["policy_loss"],
+                "seconds": {"label": round(label_s, 1), "fit": round(fit_s, 1)},
+            }
+            save_checkpoint(
+                opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, opts, r)
+            )
+            if opts.eval_deals:
+                t2 = time.perf_counter()
+                row["vs_strong"] = duplicate_2v2(game, net, "strong", opts.eval_deals, opts.eval_seed)
+                row["vs_start"] = duplicate_2v2(game, net, start, opts.eval_deals, opts.eval_seed)
+                row["seconds"]["eval"] = round(time.perf_counter() - t2, 1)
+            rounds.append(row)
+            _log_round(writer, row, say)
+    finally:
+        writer.close()
+    return {"game": game.name, "players": game.players, "options": _plain(opts), "rounds": rounds, "out": opts.out}
+
+
+def _plain(opts: ExpertOptions) -> dict[str, Any]:
+    return {k: v for k, v in dataclasses.asdict(opts).items() if k != "extra"}
+
+
+def _meta(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> dict[str, Any]:
+    """The checkpoint's metadata: the network's, and what expert iteration made it from."""
+    return {
+        **net_meta(game, net),
+        "run_name": f"expert:{Path(opts.out).name}",
+        "expert": {**_plain(opts), "round": round_no + 1},
+    }
+
+
+def _log_round(writer: Any, row: dict[str, Any], say: Callable[[str], None]) -> None:
+    """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``) and one console line."""
+    step = row["round"]
+    for key in ("agreement_before", "agreement_after_train", "agreement_after_held_out"):
+        for kind, v in (row[key] or {}).items():
+            if v is not None:
+                writer.add_scalar(f"expert/{key}_{kind}", v, step)
+    writer.add_scalar("expert/labels_not_the_policy", row["labels_not_the_policy"], step)
+    writer.add_scalar("expert/policy_loss", row["policy_loss"], step)
+    for name in ("vs_strong", "vs_start"):
+        if name in row:
+            writer.add_scalar(f"eval/{name}_per_hand", row[name][0], step)
+    writer.flush()
+
+    def pct(part: dict[str, Any] | None) -> str:
+        return "-" if part is None or part["all"] is None else f"{part['all']:.1%}"
+
+    text = (
+        f"round {step}: {row['labelled']['all']:,} labels ({row['labelled']['bids']:,} bids), "
+        f"{row['labels_not_the_policy']:.1%} not the policy's move; agreement on held-out games "
+        f"{pct(row['agreement_before'])} before the fit, {pct(row['agreement_after_held_out'])} after "
+        f"({pct(row['agreement_after_train'])} on the training games)"
+    )
+    for name in ("vs_strong", "vs_start"):
+        if name in row:
+            text += f"; {name.replace('_', ' ')} {row[name][0]:+.3f} ±{row[name][1]:.3f}/hand"
+    say(text + f" [{row['seconds']}]")
+
+
+def cli_expert(args: Any, options: dict[str, Any], opts: ExpertOptions) -> int:
+    """``bobshat expert``: the game from ``options`` (make_game's), the run from ``opts`` (checked)."""
+    from bobshat_env.games import make_game
+    from bobshat_env.paths import check_writable, replace_bytes
+
+    check_options(opts)
+    game = make_game(args.game, **options)
+    check_writable(opts.out, "--out")
+    if args.json not in (None, "-"):
+        check_writable(args.json, "--json")
+    load_policy(opts.init_from, game)  # a missing or another game's checkpoint: an error before anything is written
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    report = expert(game, opts, log)
+    if args.json is not None:
+        data = json.dumps(report, indent=1) + "\n"
+        if args.json == "-":
+            sys.stdout.write(data)
+        else:
+            replace_bytes(args.json, data.encode("utf-8"))
+    print(f"wrote {opts.out} (play it as ppo:{opts.out})", file=sys.stderr if args.json == "-" else sys.stdout)
+    return 0
+
+
+__all__ = [
+    "ExpertError",
+    "ExpertOptions",
+    "Labels",
+    "agreement",
+    "check_options",
+    "cli_expert",
+    "duplicate_2v2",
+    "expert",
+    "label_round",
+    "options_from",
+]
