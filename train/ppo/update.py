@@ -104,7 +104,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
             logp_all = torch.log_softmax(masked_logits(logits, b_legal.index_select(0, mb)), dim=-1)
             newlogp = logp_all.gather(1, b_act.index_select(0, mb)[:, None]).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1)
-            mb_logp, mb_adv, mb_ret, mb_val = b_rows.index_select(1, mb)  # (4, mb) rows: contiguous, as the reductions need
+            mb_logp, mb_adv, mb_ret, mb_val = b_rows.index_select(1, mb)  # contiguous rows, as the reductions need
             logratio = newlogp - mb_logp
             ratio = logratio.exp()
             with torch.no_grad():
