@@ -86,13 +86,11 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
     minibatch permutation is drawn on the CPU, so it is the same draw on every device."""
     n, dev = batch.n, net.device
     in_dtype = net_input(args.bf16, dev.type)
-    b_obs, b_mask = torch.from_numpy(batch.obs).to(dev), torch.from_numpy(batch.mask).to(dev)
-    b_act, b_logp = torch.from_numpy(batch.actions).to(dev), torch.from_numpy(batch.logprobs).to(dev)
-    b_adv, b_ret, b_val = (
-        torch.from_numpy(batch.advantages).to(dev),
-        torch.from_numpy(batch.returns).to(dev),
-        torch.from_numpy(batch.values).to(dev),
-    )
+    b_obs = torch.from_numpy(batch.obs).to(dev)
+    b_legal = torch.from_numpy(batch.mask).view(torch.uint8).to(dev)  # masked_logits reads 0/1: no bool pass
+    b_act = torch.from_numpy(batch.actions).to(dev)
+    # the per-row floats as the rows of one (4, n) array: one gather per minibatch instead of four
+    b_rows = torch.from_numpy(np.stack([batch.logprobs, batch.advantages, batch.returns, batch.values])).to(dev)
     clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
     pg_loss = v_loss = entropy_loss = torch.zeros(())
     for _epoch in range(args.update_epochs):
@@ -103,24 +101,25 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
             with autocast(args.bf16, dev.type):
                 logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
             logits, newvalue = logits.float(), newvalue.float()
-            logp_all = torch.log_softmax(masked_logits(logits, b_mask.index_select(0, mb)), dim=-1)
-            newlogp = logp_all.gather(1, b_act[mb, None]).squeeze(1)
+            logp_all = torch.log_softmax(masked_logits(logits, b_legal.index_select(0, mb)), dim=-1)
+            newlogp = logp_all.gather(1, b_act.index_select(0, mb)[:, None]).squeeze(1)
             entropy = -(logp_all.exp() * logp_all).sum(-1)
-            logratio = newlogp - b_logp[mb]
+            mb_logp, mb_adv, mb_ret, mb_val = b_rows.index_select(1, mb)  # contiguous rows, as the reductions need
+            logratio = newlogp - mb_logp
             ratio = logratio.exp()
             with torch.no_grad():
                 old_approx_kl = (-logratio).mean()
                 approx_kl = ((ratio - 1) - logratio).mean()
-                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-            mb_adv = b_adv[mb]
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
             if args.norm_adv and mb.numel() > 1:
                 mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            neg_adv = -mb_adv
+            pg_loss = torch.max(neg_adv * ratio, neg_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
             if args.clip_vloss:
-                v_clipped = b_val[mb] + (newvalue - b_val[mb]).clamp(-args.clip_coef, args.clip_coef)
-                v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+                v_clipped = mb_val + (newvalue - mb_val).clamp(-args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - mb_ret) ** 2, (v_clipped - mb_ret) ** 2).mean()
             else:
-                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+                v_loss = 0.5 * ((newvalue - mb_ret) ** 2).mean()
             entropy_loss = entropy.mean()
             loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
             optimizer.zero_grad()
@@ -137,6 +136,6 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
         "losses/entropy": entropy_loss.item(),
         "losses/old_approx_kl": old_approx_kl.item(),
         "losses/approx_kl": approx_kl.item(),
-        "losses/clipfrac": float(np.mean(clipfracs)) if clipfracs else 0.0,
+        "losses/clipfrac": float(np.mean([c.item() for c in clipfracs])) if clipfracs else 0.0,
         "losses/explained_variance": explained_var,
     }
