@@ -367,3 +367,110 @@ def test_known_probabilities_are_the_ones_the_agents_draw_from(bh):
         freq = np.bincount(agent.act(obs, mask, seat), minlength=p.size) / n
         sd = np.sqrt(p * (1 - p) / n)
         assert np.all(np.abs(freq - p) <= 5 * sd + 1e-9), spec
+
+
+# --------------------------------------------------------------------------
+# The multi-fidelity (proxy) term: a cheaper simulation of the same deal
+def _mf_toy(gen: np.random.Generator, D: int, fresh_like: str = "fresh") -> tuple[np.ndarray, np.ndarray]:
+    """D deals: deal luck g ~ N(0, 1) (each deal's own), the agents' dice e ~ N(0, 0.3).
+
+    The outcome is ``y = 0.3 + g * (1 + 0.2 g) + e``; the proxy, a cheaper
+    simulation of the same deal, ``g + 0.5 e + noise`` (the agents' first
+    dice shared), and the same proxy on K = 4 fresh deals. ``fresh_like``
+    breaks it: ``actual`` re-simulates the actual deal instead of fresh ones,
+    ``shifted`` draws the fresh deals from another distribution.
+    """
+    g = gen.normal(size=D)
+    e = 0.3 * gen.normal(size=D)
+    y = 0.3 + g * (1 + 0.2 * g) + e
+    cheap = g + 0.5 * e + 0.2 * gen.normal(size=D)
+    g2 = {"fresh": gen.normal(size=(D, 4)), "actual": np.repeat(g[:, None], 4, axis=1)}.get(fresh_like)
+    if g2 is None:  # "shifted"
+        g2 = gen.normal(size=(D, 4)) + 0.3
+    fresh = g2 + 0.5 * 0.3 * gen.normal(size=(D, 4)) + 0.2 * gen.normal(size=(D, 4))
+    return y, chance_terms(cheap, fresh)[:, None]
+
+
+TRUE_MF = 0.3 + 0.2  # E[g (1 + 0.2 g)] = 0.2
+
+
+def _mf_estimates(fresh_like: str, reps: int = 1500, D: int = 80) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(21)
+    plain, reduced = [], []
+    for _ in range(reps):
+        y, c = _mf_toy(gen, D, fresh_like)
+        plain.append(y.mean())
+        reduced.append(crossfit_reduce(y, c)[0].mean())
+    return np.array(plain), np.array(reduced)
+
+
+def test_proxy_term_is_unbiased_and_narrows_on_a_toy():
+    plain, reduced = _mf_estimates("fresh")
+    se = reduced.std(ddof=1) / np.sqrt(reduced.size)
+    assert abs(reduced.mean() - TRUE_MF) < 4 * se
+    assert np.var(plain) / np.var(reduced) > 2  # the proxy follows the deal's luck: over 2x fewer deals
+
+
+def test_proxy_term_whose_fresh_mean_is_the_actual_deal_removes_nothing():
+    """Break: the 'fresh' simulations replay the actual deal: the term loses the deal's luck and narrows nothing."""
+    plain, reduced = _mf_estimates("actual", reps=600)
+    assert np.var(plain) / np.var(reduced) < 1.5
+
+
+def test_proxy_term_with_fresh_deals_of_another_distribution_is_biased():
+    """Break: fresh deals drawn unlike the evaluated ones: the estimate drifts by beta times the shift."""
+    _, reduced = _mf_estimates("shifted", reps=600)
+    se = reduced.std(ddof=1) / np.sqrt(reduced.size)
+    assert abs(reduced.mean() - TRUE_MF) > 8 * se
+
+
+def test_proxy_values_replay_the_deals_and_draw_fresh_ones(bh):
+    from agents import make_agent
+    from train.evaluate.duplicate import make_seatings, play_duplicate
+    from train.variance import PROXY_DEAL_BASE, deal_agent_means, proxy_values
+
+    agents = [make_agent("strong", bh, seed=0), make_agent("simple", bh, seed=0)]
+    seatings = make_seatings([0, 0, 1, 1])
+    deals, K, H = np.array([3, 7]), 2, bh.config.hands
+    actual, fresh = proxy_values(bh, agents, seatings, deals, 9, K)
+    assert actual.shape == (2, 2) and fresh.shape == (2, K, 2)
+    own = deal_agent_means(play_duplicate(bh, agents, seatings, deals, 9).totals, seatings, 2, 2) / H
+    assert np.allclose(actual, own)  # deterministic agents: the evaluated deals exactly
+    ids = PROXY_DEAL_BASE + np.array([6, 7, 14, 15])  # deal d's fresh deals: BASE + d * K + k
+    other = deal_agent_means(play_duplicate(bh, agents, seatings, ids, 9).totals, seatings, 4, 2) / H
+    assert np.allclose(fresh.reshape(4, 2), other)
+    assert not np.allclose(fresh[:, 0], actual)  # fresh deals are other deals
+
+
+def test_proxy_spec_shrinks_only_search_agents():
+    from train.variance import proxy_spec
+
+    assert proxy_spec("pimc") == "pimc:worlds=2"
+    assert proxy_spec("pimc:worlds=32,playout=strong") == "pimc:playout=strong,worlds=4"
+    assert proxy_spec("search:policy=p.pt") == "search:policy=p.pt,worlds=4"
+    for s in ("strong", "random", "ppo:checkpoints/bobs_hat_4p.pt", "bid=pimc+play=strong"):
+        assert proxy_spec(s) == s
+
+
+def test_evaluate_with_a_proxy_term(bh):
+    from train.evaluate import evaluate, format_report
+
+    specs = ["simple", "simple", "random", "random"]
+    plain = evaluate(bh, specs, 2, seed=5)
+    ev = evaluate(bh, specs, 2, seed=5, variance_reduction=True, vr_fresh=1, vr_proxy="strong,random", vr_proxy_fresh=2)
+    assert np.array_equal(plain.totals, ev.totals)  # the proxies play their own games: the evaluated ones are unchanged
+    vr = ev.summary()["variance_reduction"]
+    assert vr["terms"] == ["chance", "bid", "play", "proxy"]
+    assert vr["proxy"]["agents"] == ["strong", "random"] and vr["proxy"]["fresh_deals"] == 2
+    assert ev.proxy_actual.shape == (2, 2) and ev.proxy_fresh.shape == (2, 2, 2)
+    for r in vr["agents"] + vr["pairwise"]:
+        assert len(r["beta"]) == 4
+    H = bh.config.hands  # 2 deals: beta is 1, the proxy's column subtracted as it is
+    x = ev.per_deal(ev.totals / H)
+    c = sum(ev.per_deal(ev.cv[:, t] / H) for t in range(3)) + chance_terms(ev.proxy_actual, ev.proxy_fresh)
+    assert np.isclose(vr["agents"][0]["mean"], float((x[:, 0] - c[:, 0]).mean()))
+    assert "proxy (multi-fidelity) term" in format_report(ev.summary())
+    auto = evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_fresh=1)  # no agent with a cheaper proxy
+    assert auto.proxy_actual is None and auto.summary()["variance_reduction"]["proxy"] is None
+    with pytest.raises(ValueError, match="one spec per distinct agent"):
+        evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_proxy="strong")

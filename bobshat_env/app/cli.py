@@ -461,6 +461,16 @@ def _eval_parser(sub: Any) -> None:
         help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
         "all (card play too, slower), none (default bids)",
     )
+    p.add_argument(
+        "--vr-proxy",
+        default="auto",
+        metavar="SPECS",
+        help="multi-fidelity control variate: every deal also played by cheap proxies of the agents (auto: pimc "
+        "and search with 1/8 of their worlds, used when an agent has one; none; or one spec per distinct agent)",
+    )
+    p.add_argument(
+        "--vr-proxy-fresh", type=int_range(1, 1024), default=4, help="the proxies' fresh deals per deal (default 4)"
+    )
     p.set_defaults(func=cmd_eval)
 
 
