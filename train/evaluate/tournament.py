@@ -196,7 +196,8 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
         from train.variance import proxy_values
 
         t0 = time.perf_counter()
-        cheap = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(chunk.proxy[0])]
+        specs = chunk.proxy[0]  # each proxy seeded as its agent: its random stream starts where the agent's does
+        cheap = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(specs)]
         out.proxy = proxy_values(game, cheap, chunk.seatings, deals, chunk.seed, chunk.proxy[1], chunk.duplicate)
         out.proxy_seconds = time.perf_counter() - t0
     return out
