@@ -474,3 +474,71 @@ def test_evaluate_with_a_proxy_term(bh):
     assert auto.proxy_actual is None and auto.summary()["variance_reduction"]["proxy"] is None
     with pytest.raises(ValueError, match="one spec per distinct agent"):
         evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_proxy="strong")
+    with pytest.raises(ValueError, match="--vr-proxy 'nobody'"):
+        evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_proxy="strong,nobody")
+
+
+# --------------------------------------------------------------------------
+# bobshat exploit's margins: the same terms (train/exploit.py reuses ControlVariates)
+def test_exploit_margin_reports_reduced_margins_beside_unchanged_plain_ones(bh, monkeypatch):
+    import train.variance
+    from agents import make_agent
+    from train.exploit import exploit_margin
+
+    def margin(value=None, vr=True):
+        if value is not None:
+            monkeypatch.setattr(train.variance, "PolicyValue", lambda game, path: value)
+        return exploit_margin(bh, make_agent("random", bh, seed=4), "simple", deals=3, seed=2, variance_reduction=vr)
+
+    plain = margin(vr=False)
+    zero = margin(_Zero(bh))  # a value function that says 0 everywhere: every term is 0
+    assert {k: v for k, v in zero.items() if k != "variance_reduction"} == plain  # the plain numbers do not change
+    vz = zero["variance_reduction"]
+    assert vz["enabled"] and vz["seconds"] > 0
+    assert np.isclose(vz["margin"]["mean"], plain["margin_per_hand"])
+    assert np.isclose(vz["over_baseline"]["mean"], plain["over_baseline_per_hand"])
+    real = margin(_BidValue(bh))["variance_reduction"]  # random's bids get terms: the estimate moves
+    assert not np.isclose(real["margin"]["mean"], plain["margin_per_hand"])
+    assert len(real["margin"]["beta"]) == 3
+    # 3 deals: beta is 1, so the reduced margin is the plain one less the margin's terms, recomputed here
+    from train.evaluate.duplicate import make_seatings, play_duplicate
+
+    base = make_seatings([0, 1, 1, 1], "all")
+    seatings = np.concatenate([base, np.where(base == 0, 2, base)])
+    agents = [make_agent("random", bh, seed=4), make_agent("simple", bh, seed=3), make_agent("simple", bh, seed=4)]
+    seating = np.tile(seatings, (3, 1))
+    parts = []
+
+    def factory(g, state, ids):
+        parts.append((ids, ControlVariates(g, state, agents, seating[ids], _BidValue(bh), 8)))
+        return parts[-1][1]
+
+    play_duplicate(bh, agents, seatings, np.arange(3), 2, recorder_factory=factory)
+    terms = np.zeros((seating.shape[0], 3, 4))
+    for ids, cv in parts:
+        terms[ids] = cv.terms
+    t = terms.sum(axis=1)
+    mine = seating != 1
+    per_game = ((t * mine).sum(axis=1) - (t * ~mine).sum(axis=1) / 3) / bh.config.hands
+    expect = plain["margin_per_hand"] - per_game.reshape(3, 2, 4)[:, 0].mean()
+    assert np.isclose(real["margin"]["mean"], expect)
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    assert margin()["variance_reduction"] == {
+        "enabled": False,
+        "reason": "no shipped policy for bobs_hat to take values from",
+    }
+
+
+class _Zero:
+    def __init__(self, game):
+        self.game = game
+
+    def seat_values(self, state):
+        return np.zeros((state.batch_size, self.game.players))
+
+
+class _BidValue(_TrumpCount):
+    """Trumps held plus the seat's bid: a value a bid changes (so a random bid's term is not 0)."""
+
+    def seat_values(self, state):
+        return super().seat_values(state) + np.asarray(state.bids, dtype=np.float64)

@@ -648,6 +648,12 @@ def _exploit_parser(sub: Any) -> None:
     p.add_argument("--runs-dir", default="runs", help="where run folders go (default runs)")
     p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--variance-reduction",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also report variance-reduced margins (docs/variance_reduction.md); default off",
+    )
     p.set_defaults(func=cmd_exploit)
 
 

@@ -406,8 +406,11 @@ def _proxy_setup(
     specs = split_specs(mode)
     if len(specs) != len(names):
         raise ValueError(f"--vr-proxy needs one spec per distinct agent ({len(names)}), got {len(specs)}")
-    for s in specs:  # fail fast on a bad spec
-        make_agent(s, game, seed=0)
+    for s in specs:  # fail fast on a bad spec, naming the flag
+        try:
+            make_agent(s, game, seed=0)
+        except (ValueError, OSError) as err:
+            raise ValueError(f"--vr-proxy {s[:80]!r}: {err}") from None
     return specs, fresh
 
 
