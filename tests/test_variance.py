@@ -542,3 +542,28 @@ class _BidValue(_TrumpCount):
 
     def seat_values(self, state):
         return super().seat_values(state) + np.asarray(state.bids, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------
+# bobshat bids: decision terms at the bids of a bidder with known probabilities, Q from the oracles
+def test_bids_reduce_a_random_bidders_score_with_the_oracles_values(bh):
+    from train.bids.benchmark import measure
+    from train.bids.report import per_deal
+
+    deals = 6
+    r = measure(bh, ["random", "simple"], deals, seed=3, worlds=1, play="strong")
+    rnd, simple = r.table["bidders"]
+    assert simple["variance_reduction"] is None  # deterministic: no term
+    dec = r.decisions["random"]
+    bids = ~dec.is_hat
+    legal = ~np.isnan(dec.q_hind)
+    assert np.allclose(dec.probs[bids], legal[bids] / legal[bids].sum(axis=1, keepdims=True))  # random: uniform
+    # strong plays deterministically, so Q(s, a_taken) is the hand's score and, with beta = 1 (few deals),
+    # the reduced score is the mean over the bidder's dice: sum_b pi(b) Q(s, b) at every bid (hat choices: none)
+    expected = np.nansum(dec.probs * np.nan_to_num(dec.q_hind), axis=1)
+    want = per_deal(expected, dec.deal, deals, bids)
+    vr = rnd["variance_reduction"]
+    assert np.isclose(vr["score"]["mean"], want.mean()) and vr["score"]["beta"] == [1.0]
+    assert not np.isclose(vr["score"]["mean"], rnd["score_per_hand"])
+    pair = r.table["pairwise"][0]["variance_reduction"]
+    assert np.isclose(pair["score"]["mean"], vr["score"]["mean"] - simple["score_per_hand"])
