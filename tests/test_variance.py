@@ -567,3 +567,18 @@ def test_bids_reduce_a_random_bidders_score_with_the_oracles_values(bh):
     assert not np.isclose(vr["score"]["mean"], rnd["score_per_hand"])
     pair = r.table["pairwise"][0]["variance_reduction"]
     assert np.isclose(pair["score"]["mean"], vr["score"]["mean"] - simple["score_per_hand"])
+
+
+def test_bids_cli_turns_the_reduction_off(tmp_path, capsys):
+    import json
+
+    from bobshat_env.app.cli import main
+
+    out = tmp_path / "b.json"
+    argv = ["bids", "--bidders", "random", "--deals", "2", "--worlds", "1", "--play", "strong", "--quiet"]
+    assert main([*argv, "--no-variance-reduction", "--json", str(out)]) == 0
+    assert "variance-reduced" not in capsys.readouterr().out
+    assert json.loads(out.read_text())["tables"][0]["bidders"][0]["variance_reduction"] is None
+    assert main([*argv, "--json", str(out)]) == 0  # on by default
+    assert "variance-reduced (decision terms" in capsys.readouterr().out
+    assert json.loads(out.read_text())["tables"][0]["bidders"][0]["variance_reduction"]["score"]["mean"] is not None

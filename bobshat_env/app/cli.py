@@ -511,6 +511,13 @@ def _bids_parser(sub: Any) -> None:
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
     p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--variance-reduction",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also report variance-reduced scores and regrets of bidders with known probabilities "
+        "(docs/variance_reduction.md; default on)",
+    )
     p.set_defaults(func=cmd_bids)
 
 

@@ -58,6 +58,7 @@ class _Chunk:
     worlds: int
     playouts: int | None
     max_rows: int
+    variance_reduction: bool = True
 
 
 @dataclass
@@ -170,7 +171,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     watcher: list[_BidWatcher] = []
 
     def factory(g: Game, state: Any, ids: np.ndarray) -> _BidWatcher:
-        watcher.append(_BidWatcher(g, state, tested[ids], bidder))
+        watcher.append(_BidWatcher(g, state, tested[ids], bidder if ch.variance_reduction else None))
         return watcher[-1]
 
     agents = [CompositeAgent(game, bidder, play, name=ch.bidder), play]
@@ -232,6 +233,7 @@ def measure(
     max_rows: int = 16384,
     progress: bool = False,
     mp_context: str = "spawn",
+    variance_reduction: bool = True,
 ) -> BidsResult:
     """Measure ``bidders`` on ``deals`` games of ``game`` (see the module docstring).
 
@@ -241,7 +243,9 @@ def measure(
     deterministic one always gets 1). batch_size: games per chunk (the
     oracles of a chunk's decisions run together, ``max_rows`` playouts at a
     time). Bad specs, a play policy for another game and bad counts raise
-    ValueError naming the fault before anything runs.
+    ValueError naming the fault before anything runs. variance_reduction: the
+    control variates at the bids of bidders with known probabilities
+    (:func:`train.bids.report.decision_cv`; off: ``variance_reduction`` null).
     """
     for name, value, low in (
         ("deals", deals, 1), ("worlds", worlds, 1), ("workers", workers, 1),
@@ -266,7 +270,7 @@ def measure(
     starts = list(range(0, deals, per_chunk))
     chunks = [
         _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, b, specs[b], play, seed, worlds, playouts,
-               max_rows)
+               max_rows, variance_reduction)
         for b in bidders
         for i, d0 in enumerate(starts)
     ]  # fmt: skip
@@ -351,7 +355,12 @@ def _pairwise(bidders: list[str], per_deal: dict[str, dict[str, np.ndarray]]) ->
 
 
 def run_suite(
-    name: str, bidders: list[str], workers: int = 1, progress: bool = False, play: str | None = None
+    name: str,
+    bidders: list[str],
+    workers: int = 1,
+    progress: bool = False,
+    play: str | None = None,
+    variance_reduction: bool = True,
 ) -> list[BidsResult]:
     """The versioned benchmark ``name`` (``SUITES``) for ``bidders``: one :class:`BidsResult` per table."""
     if name not in SUITES:
@@ -363,7 +372,7 @@ def run_suite(
         out.append(
             measure(
                 game, bidders, s["deals"], s["seed"], worlds=s["worlds"], play=play, playouts=s["playouts"],
-                workers=workers, batch_size=s["batch_size"], progress=progress,
+                workers=workers, batch_size=s["batch_size"], progress=progress, variance_reduction=variance_reduction,
             )
         )  # fmt: skip
     return out
