@@ -582,3 +582,22 @@ def test_bids_cli_turns_the_reduction_off(tmp_path, capsys):
     assert main([*argv, "--json", str(out)]) == 0  # on by default
     assert "variance-reduced (decision terms" in capsys.readouterr().out
     assert json.loads(out.read_text())["tables"][0]["bidders"][0]["variance_reduction"]["score"]["mean"] is not None
+
+
+def test_exploit_report_shows_the_reduced_margin_beside_the_plain_one():
+    from train.exploit import format_report
+
+    final = {"deals": 3, "margin_per_hand": 1.5, "ci95": 0.9, "baseline_margin_per_hand": 0.0, "baseline_ci95": 0.0}
+    final["variance_reduction"] = {
+        "enabled": True,
+        "seconds": 2.0,
+        "margin": {"mean": 1.25, "ci95": 0.5, "variance_factor": 3.24, "beta": [1, 1, 1]},
+        "over_baseline": {"mean": 1.2, "ci95": 0.6, "variance_factor": 2.25, "beta": [1, 1, 1]},
+    }
+    report = {"target": "random", "seats": 1, "game": "bobs_hat", "players": 4, "decisions": 10}
+    report |= {"train_seconds": 1.0, "curve": [], "final": final, "run_dir": "runs/x"}
+    text = format_report(report)
+    assert "margin +1.250 ± 0.500 (variance factor 3.24), over the copy +1.200 ± 0.600 (factor 2.25)" in text
+    assert "final (3 deals): margin +1.500 ± 0.900" in text  # the plain one stays
+    final["variance_reduction"] = {"enabled": False, "reason": "no shipped policy for bobs_hat to take values from"}
+    assert "variance reduction: off (no shipped policy" in format_report(report)
