@@ -6,8 +6,10 @@ for each agent and each pairwise difference, the plain and the reduced mean
 with 95% CIs, the variance factor with each subset of the terms (chance
 only, chance + bids, all), and the seconds spent on the estimate against
 the seconds of play, and the mean of the subtracted correction with its
-CI (zero for an unbiased estimate). ``--json PATH`` keeps the numbers. It reports; it
-asserts nothing.
+CI (zero for an unbiased estimate). ``--proxy auto|SPECS`` adds the multi-fidelity
+term (each deal replayed by cheap proxies, ``--proxy-fresh`` fresh deals per deal)
+and its subsets ``proxy`` and ``all+proxy``. ``--json PATH`` keeps the numbers. It
+reports; it asserts nothing.
 """
 
 from __future__ import annotations
