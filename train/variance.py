@@ -27,6 +27,14 @@ multiplies and the estimate stays exactly unbiased; the fit only chooses
 how much of each term to use (a poor ``V`` gets ``beta`` near 0 rather
 than adding noise). Below ``MIN_FIT`` deals per fold ``beta`` is 1.
 
+A third kind needs no value function: the *proxy* (multi-fidelity) term,
+``D_cheap(d) - mean_k D_cheap(fresh deal k)``, where ``D_cheap`` is the
+per-deal result of cheap proxies of the agents (:func:`proxy_spec`: a
+``pimc``/``search`` with fewer worlds) playing the same deal
+(:func:`proxy_values`): a chance term whose value function is a whole
+simulated game. ``bobshat exploit`` (train/exploit.py) and ``bobshat bids``
+(train/bids/report.py) reuse these functions and :class:`ControlVariates`.
+
 The pure functions (:func:`decision_terms`, :func:`chance_terms`,
 :func:`crossfit_reduce`, :func:`reduced_stats`) work on arrays and are what
 the tests check exactly; :class:`ControlVariates` collects the terms while
