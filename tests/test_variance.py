@@ -367,3 +367,237 @@ def test_known_probabilities_are_the_ones_the_agents_draw_from(bh):
         freq = np.bincount(agent.act(obs, mask, seat), minlength=p.size) / n
         sd = np.sqrt(p * (1 - p) / n)
         assert np.all(np.abs(freq - p) <= 5 * sd + 1e-9), spec
+
+
+# --------------------------------------------------------------------------
+# The multi-fidelity (proxy) term: a cheaper simulation of the same deal
+def _mf_toy(gen: np.random.Generator, D: int, fresh_like: str = "fresh") -> tuple[np.ndarray, np.ndarray]:
+    """D deals: deal luck g ~ N(0, 1) (each deal's own), the agents' dice e ~ N(0, 0.3).
+
+    The outcome is ``y = 0.3 + g * (1 + 0.2 g) + e``; the proxy, a cheaper
+    simulation of the same deal, ``g + 0.5 e + noise`` (the agents' first
+    dice shared), and the same proxy on K = 4 fresh deals. ``fresh_like``
+    breaks it: ``actual`` re-simulates the actual deal instead of fresh ones,
+    ``shifted`` draws the fresh deals from another distribution.
+    """
+    g = gen.normal(size=D)
+    e = 0.3 * gen.normal(size=D)
+    y = 0.3 + g * (1 + 0.2 * g) + e
+    cheap = g + 0.5 * e + 0.2 * gen.normal(size=D)
+    g2 = {"fresh": gen.normal(size=(D, 4)), "actual": np.repeat(g[:, None], 4, axis=1)}.get(fresh_like)
+    if g2 is None:  # "shifted"
+        g2 = gen.normal(size=(D, 4)) + 0.3
+    fresh = g2 + 0.5 * 0.3 * gen.normal(size=(D, 4)) + 0.2 * gen.normal(size=(D, 4))
+    return y, chance_terms(cheap, fresh)[:, None]
+
+
+TRUE_MF = 0.3 + 0.2  # E[g (1 + 0.2 g)] = 0.2
+
+
+def _mf_estimates(fresh_like: str, reps: int = 1500, D: int = 80) -> tuple[np.ndarray, np.ndarray]:
+    gen = np.random.default_rng(21)
+    plain, reduced = [], []
+    for _ in range(reps):
+        y, c = _mf_toy(gen, D, fresh_like)
+        plain.append(y.mean())
+        reduced.append(crossfit_reduce(y, c)[0].mean())
+    return np.array(plain), np.array(reduced)
+
+
+def test_proxy_term_is_unbiased_and_narrows_on_a_toy():
+    plain, reduced = _mf_estimates("fresh")
+    se = reduced.std(ddof=1) / np.sqrt(reduced.size)
+    assert abs(reduced.mean() - TRUE_MF) < 4 * se
+    assert np.var(plain) / np.var(reduced) > 2  # the proxy follows the deal's luck: over 2x fewer deals
+
+
+def test_proxy_term_whose_fresh_mean_is_the_actual_deal_removes_nothing():
+    """Break: the 'fresh' simulations replay the actual deal: the term loses the deal's luck and narrows nothing."""
+    plain, reduced = _mf_estimates("actual", reps=600)
+    assert np.var(plain) / np.var(reduced) < 1.5
+
+
+def test_proxy_term_with_fresh_deals_of_another_distribution_is_biased():
+    """Break: fresh deals drawn unlike the evaluated ones: the estimate drifts by beta times the shift."""
+    _, reduced = _mf_estimates("shifted", reps=600)
+    se = reduced.std(ddof=1) / np.sqrt(reduced.size)
+    assert abs(reduced.mean() - TRUE_MF) > 8 * se
+
+
+def test_proxy_values_replay_the_deals_and_draw_fresh_ones(bh):
+    from agents import make_agent
+    from train.evaluate.duplicate import make_seatings, play_duplicate
+    from train.variance import PROXY_DEAL_BASE, deal_agent_means, proxy_values
+
+    agents = [make_agent("strong", bh, seed=0), make_agent("simple", bh, seed=0)]
+    seatings = make_seatings([0, 0, 1, 1])
+    deals, K, H = np.array([3, 7]), 2, bh.config.hands
+    actual, fresh = proxy_values(bh, agents, seatings, deals, 9, K)
+    assert actual.shape == (2, 2) and fresh.shape == (2, K, 2)
+    own = deal_agent_means(play_duplicate(bh, agents, seatings, deals, 9).totals, seatings, 2, 2) / H
+    assert np.allclose(actual, own)  # deterministic agents: the evaluated deals exactly
+    ids = PROXY_DEAL_BASE + np.array([6, 7, 14, 15])  # deal d's fresh deals: BASE + d * K + k
+    other = deal_agent_means(play_duplicate(bh, agents, seatings, ids, 9).totals, seatings, 4, 2) / H
+    assert np.allclose(fresh.reshape(4, 2), other)
+    assert not np.allclose(fresh[:, 0], actual)  # fresh deals are other deals
+
+
+def test_proxy_spec_shrinks_only_search_agents():
+    from train.variance import proxy_spec
+
+    assert proxy_spec("pimc") == "pimc:worlds=2"
+    assert proxy_spec("pimc:worlds=32,playout=strong") == "pimc:playout=strong,worlds=4"
+    assert proxy_spec("search:policy=p.pt") == "search:policy=p.pt,worlds=4"
+    for s in ("strong", "random", "ppo:checkpoints/bobs_hat_4p.pt", "bid=pimc+play=strong"):
+        assert proxy_spec(s) == s
+
+
+def test_evaluate_with_a_proxy_term(bh):
+    from train.evaluate import evaluate, format_report
+
+    specs = ["simple", "simple", "random", "random"]
+    plain = evaluate(bh, specs, 2, seed=5)
+    ev = evaluate(bh, specs, 2, seed=5, variance_reduction=True, vr_fresh=1, vr_proxy="strong,random", vr_proxy_fresh=2)
+    assert np.array_equal(plain.totals, ev.totals)  # the proxies play their own games: the evaluated ones are unchanged
+    vr = ev.summary()["variance_reduction"]
+    assert vr["terms"] == ["chance", "bid", "play", "proxy"]
+    assert vr["proxy"]["agents"] == ["strong", "random"] and vr["proxy"]["fresh_deals"] == 2
+    assert ev.proxy_actual.shape == (2, 2) and ev.proxy_fresh.shape == (2, 2, 2)
+    for r in vr["agents"] + vr["pairwise"]:
+        assert len(r["beta"]) == 4
+    H = bh.config.hands  # 2 deals: beta is 1, the proxy's column subtracted as it is
+    x = ev.per_deal(ev.totals / H)
+    c = sum(ev.per_deal(ev.cv[:, t] / H) for t in range(3)) + chance_terms(ev.proxy_actual, ev.proxy_fresh)
+    assert np.isclose(vr["agents"][0]["mean"], float((x[:, 0] - c[:, 0]).mean()))
+    assert "proxy (multi-fidelity) term" in format_report(ev.summary())
+    auto = evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_fresh=1)  # no agent with a cheaper proxy
+    assert auto.proxy_actual is None and auto.summary()["variance_reduction"]["proxy"] is None
+    with pytest.raises(ValueError, match="one spec per distinct agent"):
+        evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_proxy="strong")
+    with pytest.raises(ValueError, match="--vr-proxy 'nobody'"):
+        evaluate(bh, specs, 1, seed=5, variance_reduction=True, vr_proxy="strong,nobody")
+
+
+# --------------------------------------------------------------------------
+# bobshat exploit's margins: the same terms (train/exploit.py reuses ControlVariates)
+def test_exploit_margin_reports_reduced_margins_beside_unchanged_plain_ones(bh, monkeypatch):
+    import train.variance
+    from agents import make_agent
+    from train.exploit import exploit_margin
+
+    def margin(value=None, vr=True):
+        if value is not None:
+            monkeypatch.setattr(train.variance, "PolicyValue", lambda game, path: value)
+        return exploit_margin(bh, make_agent("random", bh, seed=4), "simple", deals=3, seed=2, variance_reduction=vr)
+
+    plain = margin(vr=False)
+    zero = margin(_Zero(bh))  # a value function that says 0 everywhere: every term is 0
+    assert {k: v for k, v in zero.items() if k != "variance_reduction"} == plain  # the plain numbers do not change
+    vz = zero["variance_reduction"]
+    assert vz["enabled"] and vz["seconds"] > 0
+    assert np.isclose(vz["margin"]["mean"], plain["margin_per_hand"])
+    assert np.isclose(vz["over_baseline"]["mean"], plain["over_baseline_per_hand"])
+    real = margin(_BidValue(bh))["variance_reduction"]  # random's bids get terms: the estimate moves
+    assert not np.isclose(real["margin"]["mean"], plain["margin_per_hand"])
+    assert len(real["margin"]["beta"]) == 3
+    # 3 deals: beta is 1, so the reduced margin is the plain one less the margin's terms, recomputed here
+    from train.evaluate.duplicate import make_seatings, play_duplicate
+
+    base = make_seatings([0, 1, 1, 1], "all")
+    seatings = np.concatenate([base, np.where(base == 0, 2, base)])
+    agents = [make_agent("random", bh, seed=4), make_agent("simple", bh, seed=3), make_agent("simple", bh, seed=4)]
+    seating = np.tile(seatings, (3, 1))
+    parts = []
+
+    def factory(g, state, ids):
+        parts.append((ids, ControlVariates(g, state, agents, seating[ids], _BidValue(bh), 8)))
+        return parts[-1][1]
+
+    play_duplicate(bh, agents, seatings, np.arange(3), 2, recorder_factory=factory)
+    terms = np.zeros((seating.shape[0], 3, 4))
+    for ids, cv in parts:
+        terms[ids] = cv.terms
+    t = terms.sum(axis=1)
+    mine = seating != 1
+    per_game = ((t * mine).sum(axis=1) - (t * ~mine).sum(axis=1) / 3) / bh.config.hands
+    expect = plain["margin_per_hand"] - per_game.reshape(3, 2, 4)[:, 0].mean()
+    assert np.isclose(real["margin"]["mean"], expect)
+    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    assert margin()["variance_reduction"] == {
+        "enabled": False,
+        "reason": "no shipped policy for bobs_hat to take values from",
+    }
+
+
+class _Zero:
+    def __init__(self, game):
+        self.game = game
+
+    def seat_values(self, state):
+        return np.zeros((state.batch_size, self.game.players))
+
+
+class _BidValue(_TrumpCount):
+    """Trumps held plus the seat's bid: a value a bid changes (so a random bid's term is not 0)."""
+
+    def seat_values(self, state):
+        return super().seat_values(state) + np.asarray(state.bids, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------
+# bobshat bids: decision terms at the bids of a bidder with known probabilities, Q from the oracles
+def test_bids_reduce_a_random_bidders_score_with_the_oracles_values(bh):
+    from train.bids.benchmark import measure
+    from train.bids.report import per_deal
+
+    deals = 6
+    r = measure(bh, ["random", "simple"], deals, seed=3, worlds=1, play="strong")
+    rnd, simple = r.table["bidders"]
+    assert simple["variance_reduction"] is None  # deterministic: no term
+    dec = r.decisions["random"]
+    bids = ~dec.is_hat
+    legal = ~np.isnan(dec.q_hind)
+    assert np.allclose(dec.probs[bids], legal[bids] / legal[bids].sum(axis=1, keepdims=True))  # random: uniform
+    # strong plays deterministically, so Q(s, a_taken) is the hand's score and, with beta = 1 (few deals),
+    # the reduced score is the mean over the bidder's dice: sum_b pi(b) Q(s, b) at every bid (hat choices: none)
+    expected = np.nansum(dec.probs * np.nan_to_num(dec.q_hind), axis=1)
+    want = per_deal(expected, dec.deal, deals, bids)
+    vr = rnd["variance_reduction"]
+    assert np.isclose(vr["score"]["mean"], want.mean()) and vr["score"]["beta"] == [1.0]
+    assert not np.isclose(vr["score"]["mean"], rnd["score_per_hand"])
+    pair = r.table["pairwise"][0]["variance_reduction"]
+    assert np.isclose(pair["score"]["mean"], vr["score"]["mean"] - simple["score_per_hand"])
+
+
+def test_bids_cli_turns_the_reduction_off(tmp_path, capsys):
+    import json
+
+    from bobshat_env.app.cli import main
+
+    out = tmp_path / "b.json"
+    argv = ["bids", "--bidders", "random", "--deals", "2", "--worlds", "1", "--play", "strong", "--quiet"]
+    assert main([*argv, "--no-variance-reduction", "--json", str(out)]) == 0
+    assert "variance-reduced" not in capsys.readouterr().out
+    assert json.loads(out.read_text())["tables"][0]["bidders"][0]["variance_reduction"] is None
+    assert main([*argv, "--json", str(out)]) == 0  # on by default
+    assert "variance-reduced (decision terms" in capsys.readouterr().out
+    assert json.loads(out.read_text())["tables"][0]["bidders"][0]["variance_reduction"]["score"]["mean"] is not None
+
+
+def test_exploit_report_shows_the_reduced_margin_beside_the_plain_one():
+    from train.exploit import format_report
+
+    final = {"deals": 3, "margin_per_hand": 1.5, "ci95": 0.9, "baseline_margin_per_hand": 0.0, "baseline_ci95": 0.0}
+    final["variance_reduction"] = {
+        "enabled": True,
+        "seconds": 2.0,
+        "margin": {"mean": 1.25, "ci95": 0.5, "variance_factor": 3.24, "beta": [1, 1, 1]},
+        "over_baseline": {"mean": 1.2, "ci95": 0.6, "variance_factor": 2.25, "beta": [1, 1, 1]},
+    }
+    report = {"target": "random", "seats": 1, "game": "bobs_hat", "players": 4, "decisions": 10}
+    report |= {"train_seconds": 1.0, "curve": [], "final": final, "run_dir": "runs/x"}
+    text = format_report(report)
+    assert "margin +1.250 ± 0.500 (variance factor 3.24), over the copy +1.200 ± 0.600 (factor 2.25)" in text
+    assert "final (3 deals): margin +1.500 ± 0.900" in text  # the plain one stays
+    final["variance_reduction"] = {"enabled": False, "reason": "no shipped policy for bobs_hat to take values from"}
+    assert "variance reduction: off (no shipped policy" in format_report(report)

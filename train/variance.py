@@ -27,6 +27,14 @@ multiplies and the estimate stays exactly unbiased; the fit only chooses
 how much of each term to use (a poor ``V`` gets ``beta`` near 0 rather
 than adding noise). Below ``MIN_FIT`` deals per fold ``beta`` is 1.
 
+A third kind needs no value function: the *proxy* (multi-fidelity) term,
+``D_cheap(d) - mean_k D_cheap(fresh deal k)``, where ``D_cheap`` is the
+per-deal result of cheap proxies of the agents (:func:`proxy_spec`: a
+``pimc``/``search`` with fewer worlds) playing the same deal
+(:func:`proxy_values`): a chance term whose value function is a whole
+simulated game. ``bobshat exploit`` (train/exploit.py) and ``bobshat bids``
+(train/bids/report.py) reuse these functions and :class:`ControlVariates`.
+
 The pure functions (:func:`decision_terms`, :func:`chance_terms`,
 :func:`crossfit_reduce`, :func:`reduced_stats`) work on arrays and are what
 the tests check exactly; :class:`ControlVariates` collects the terms while
@@ -351,3 +359,65 @@ class ControlVariates:
 
     def records(self) -> list[dict]:
         return []
+
+
+# ==========================================================================
+# Multi-fidelity: a cheaper simulation of the same deal as a control variate
+PROXY_FRESH = 4  # fresh deals per evaluated deal for the proxy's expectation
+PROXY_DEAL_BASE = 1 << 40  # fresh deals' numbers start here: far beyond any evaluated deal's
+PROXY_SHRINK = 8  # an expensive agent's proxy keeps 1/PROXY_SHRINK of its sampled worlds
+
+
+def proxy_spec(spec: str) -> str:
+    """The cheap stand-in of an agent spec: ``pimc``/``search`` with 1/``PROXY_SHRINK`` of its worlds, else itself.
+
+    The proxy only has to be correlated with the agent on a deal; any spec
+    keeps the estimate unbiased. Same seed as the agent, so its random
+    stream starts where the agent's does.
+    """
+    name, _, rest = spec.strip().partition(":")
+    defaults = {"pimc": 16, "search": 32}
+    if name not in defaults:  # composites (bid=X+play=Y) and every other agent: itself
+        return spec
+    parts = [p for p in rest.split(",") if p] if rest else []
+    given = [p.partition("=")[2] for p in parts if p.partition("=")[0].strip() == "worlds"]
+    worlds = int(given[-1]) if given and given[-1].strip().isdigit() else defaults[name]
+    keep = [p for p in parts if p.partition("=")[0].strip() != "worlds"]
+    return f"{name}:" + ",".join([*keep, f"worlds={max(1, worlds // PROXY_SHRINK)}"])
+
+
+def deal_agent_means(totals: np.ndarray, seatings: np.ndarray, n_deals: int, n_agents: int) -> np.ndarray:
+    """(n_deals, n_agents) each agent's mean final total over a deal's games and its seats (deal-major games)."""
+    from train.evaluate.statistics import unit_means  # evaluate imports this module lazily
+
+    seating = np.tile(np.asarray(seatings, dtype=np.int64), (n_deals, 1))
+    unit = np.broadcast_to(np.repeat(np.arange(n_deals), seatings.shape[0])[:, None], seating.shape)
+    t = np.asarray(totals, dtype=np.float64)
+    return np.stack([unit_means(t, unit, seating == a, n_deals) for a in range(n_agents)], axis=1)
+
+
+def proxy_values(
+    game: Any,
+    agents: list[Any],
+    seatings: np.ndarray,
+    deals: np.ndarray,
+    seed: int,
+    fresh: int,
+    duplicate: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cheap agents' per-deal means on the evaluated deals and on ``fresh`` fresh deals each.
+
+    Returns (actual (D, E), fresh (D, K, E)), per agent and per hand. The
+    fresh deals of deal ``d`` are numbered ``PROXY_DEAL_BASE + d * K + k``
+    (keys ``rng.game_keys(seed, ...)`` like every deal), so they are drawn
+    from the same distribution as, and independently of, the evaluated ones.
+    """
+    from train.evaluate.duplicate import play_duplicate
+
+    deals = np.asarray(deals, dtype=np.int64)
+    D, E, H = deals.size, len(agents), game.config.hands
+    res = play_duplicate(game, agents, seatings, deals, seed, duplicate=duplicate)
+    actual = deal_agent_means(res.totals, seatings, D, E) / H
+    ids = PROXY_DEAL_BASE + (deals[:, None] * fresh + np.arange(fresh)).reshape(-1)
+    res = play_duplicate(game, agents, seatings, ids, seed, duplicate=duplicate)
+    return actual, (deal_agent_means(res.totals, seatings, D * fresh, E) / H).reshape(D, fresh, E)

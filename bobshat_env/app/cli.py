@@ -486,6 +486,16 @@ def _eval_parser(sub: Any) -> None:
         help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
         "all (card play too, slower), none (default bids)",
     )
+    p.add_argument(
+        "--vr-proxy",
+        default="auto",
+        metavar="SPECS",
+        help="multi-fidelity control variate: every deal also played by cheap proxies of the agents (auto: pimc "
+        "and search with 1/8 of their worlds, used when an agent has one; none; or one spec per distinct agent)",
+    )
+    p.add_argument(
+        "--vr-proxy-fresh", type=int_range(1, 1024), default=4, help="the proxies' fresh deals per deal (default 4)"
+    )
     p.set_defaults(func=cmd_eval)
 
 
@@ -526,6 +536,13 @@ def _bids_parser(sub: Any) -> None:
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
     p.add_argument("--plot", default=None, help="write a PNG of regrets and calibration")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--variance-reduction",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also report variance-reduced scores and regrets of bidders with known probabilities "
+        "(docs/variance_reduction.md; default on)",
+    )
     p.set_defaults(func=cmd_bids)
 
 
@@ -663,6 +680,12 @@ def _exploit_parser(sub: Any) -> None:
     p.add_argument("--runs-dir", default="runs", help="where run folders go (default runs)")
     p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--variance-reduction",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also report variance-reduced margins (docs/variance_reduction.md); default off",
+    )
     p.set_defaults(func=cmd_exploit)
 
 

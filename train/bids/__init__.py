@@ -95,16 +95,27 @@ JSON schema (``--json``; :func:`report_json` builds it)::
                                                      # Oh Hell: hands with tricks == bid
           "bid_distribution": {"<bid>": float, ...}, # share of hands; Bob's Hat "most_blue+fewest",
                                                      # "none" (no-bid); Oh Hell "0".."10"
-          "calibration": {...}                       # see below
+          "calibration": {...},                      # see below
+          "variance_reduction": VR | null            # null: a bidder whose probabilities are unknown
         }, ...],
         "pairwise": [{"a": str, "b": str,            # a minus b, paired over deals
                       "score_diff": float, "ci95": float,    # score per hand
                       "hindsight_regret_diff": float, "hindsight_ci95": float,   # regret per hand (score)
-                      "info_set_regret_diff": float, "info_set_ci95": float}, ...],
+                      "info_set_regret_diff": float, "info_set_ci95": float,
+                      "variance_reduction": VR | null}, ...],   # null: neither has known probabilities
         "run": {"seconds": float, "bidding_decisions": int, "playouts": int,
                 "playout_decisions": int, "seconds_per_decision": float, "workers": int}
       }, ...]
     }
+
+``VR`` (docs/variance_reduction.md): the same quantities with the control
+variates of a bidder with known probabilities (``random``, sampled ``ppo``)
+subtracted at its bids, ``Q(s, a) - sum_b pi(b|s) Q(s, b)`` with the oracles'
+own values as ``Q`` (unbiased; no playout of its own)::
+
+    {"score" | "hindsight" | "info_set": {"mean": float, "ci95": float,   # per hand, like the plain ones
+        "variance_factor": float,                    # plain / reduced variance over deals
+        "beta": [float]}}                            # the term's cross-fitted coefficient
 
 ``calibration`` for Where's Bob's Hat? (``p`` = the information-set oracle's
 chance that a bid is made: the share of its worlds where it was)::

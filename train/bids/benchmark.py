@@ -22,7 +22,7 @@ from train.progress import ProgressBar
 
 from .bidders import display, is_sampling, make_role, resolve_bidder, role_seed, shipped_play, spec_sha256
 from .oracle import SAMPLING_PLAYOUTS, BidsResult, Decisions, concat_states, game_pieces, oracle_values, outcome
-from .report import bidder_report, deal_ci
+from .report import bidder_report, deal_ci, reduced
 
 # The versioned benchmarks. A suite fixes every setting but the bidders, so two people's numbers compare;
 # the play policy is the shipped checkpoint of the table (recorded, with its SHA-256, in the JSON).
@@ -58,6 +58,7 @@ class _Chunk:
     worlds: int
     playouts: int | None
     max_rows: int
+    variance_reduction: bool = True
 
 
 @dataclass
@@ -85,10 +86,10 @@ class _BidWatcher:
     is read from the engine itself.
     """
 
-    def __init__(self, game: Game, state: Any, tested: np.ndarray) -> None:
-        self.game, self.tested = game, tested
+    def __init__(self, game: Game, state: Any, tested: np.ndarray, bidder: Any = None) -> None:
+        self.game, self.tested, self.bidder = game, tested, bidder
         self.snaps: list[Any] = []
-        self.rec: dict[str, list[np.ndarray]] = {k: [] for k in ("row", "hand", "chosen", "legal")}
+        self.rec: dict[str, list[np.ndarray]] = {k: [] for k in ("row", "hand", "chosen", "legal", "probs")}
         self.outcomes: dict[str, np.ndarray] = {}
         self._look(state)
 
@@ -101,6 +102,7 @@ class _BidWatcher:
         self.dec_rows = np.nonzero(bidding)[0]
         self.dec_state = state.take(self.dec_rows)
         self.dec_legal = mask[self.dec_rows, mod.N_CARDS :]
+        self.dec_probs = self._probs(self.dec_state, mask[self.dec_rows])
         size = np.asarray(state.hand_size)
         ending = live & (state.phase == mod.PLAY) & (state.n_in_trick == P - 1) & (state.tricks_done == size - 1)
         self.end_rows = np.nonzero(ending)[0]
@@ -114,6 +116,7 @@ class _BidWatcher:
             self.rec["hand"].append(self.dec_state.hand_no.astype(np.int64))
             self.rec["chosen"].append(np.asarray(actions)[self.dec_rows])
             self.rec["legal"].append(self.dec_legal)
+            self.rec["probs"].append(self.dec_probs)
         done = np.nonzero(np.asarray(res.hand_done))[0]
         if done.size:
             if not np.isin(done, self.end_rows).all():
@@ -127,6 +130,24 @@ class _BidWatcher:
                     self.outcomes[k] = np.zeros((self.tested.size, self.game.config.hands) + v.shape[1:], v.dtype)
                 self.outcomes[k][rows, hand] = v
         self._look(state)
+
+    def _probs(self, state: Any, mask: np.ndarray) -> np.ndarray:
+        """(n, A) the bidder's probabilities of the bid/hat actions at these decisions, NaN where unknown.
+
+        Asked of the bidder's ``action_probs`` (train/variance.py: ``random``,
+        sampled ``ppo``), which never moves its random stream; they give
+        the score's and regrets' control variates (:mod:`train.bids.report`).
+        """
+        from train.variance import known_probs
+
+        n, off = state.batch_size, self.game.module.N_CARDS
+        probs = None
+        if n and self.bidder is not None:
+            obs = self.game.observe(state)
+            probs = known_probs(self.bidder, obs, mask, state.cur.astype(np.int64))
+        if probs is None:
+            return np.full((n, mask.shape[1] - off), np.nan)
+        return np.asarray(probs, dtype=np.float64)[:, off:]
 
     def records(self) -> list[dict]:
         """No records of its own (the arena's recorder interface asks every observer)."""
@@ -150,7 +171,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     watcher: list[_BidWatcher] = []
 
     def factory(g: Game, state: Any, ids: np.ndarray) -> _BidWatcher:
-        watcher.append(_BidWatcher(g, state, tested[ids]))
+        watcher.append(_BidWatcher(g, state, tested[ids], bidder if ch.variance_reduction else None))
         return watcher[-1]
 
     agents = [CompositeAgent(game, bidder, play, name=ch.bidder), play]
@@ -161,6 +182,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
     base = concat_states(snaps)
     row, hand = np.concatenate(rec["row"]), np.concatenate(rec["hand"])
     chosen, legal = np.concatenate(rec["chosen"]), np.concatenate(rec["legal"])
+    probs = np.concatenate(rec["probs"]) if rec["probs"] else np.zeros(legal.shape)
     is_hat = np.isin(chosen, kind.hat_actions)
     # A hat choice is valued with the dealer's own bid as it was made: its next decision in the same hand.
     follow = np.full(chosen.shape[0], -1, dtype=np.int64)
@@ -190,6 +212,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
         m_hind=oracle["m_hind"],
         m_info=oracle["m_info"],
         extra=extra,
+        probs=probs,
     )
     return _ChunkResult(ch.index, ch.bidder, dec, oracle["playouts"], oracle["steps"], seconds, sampling)
 
@@ -210,6 +233,7 @@ def measure(
     max_rows: int = 16384,
     progress: bool = False,
     mp_context: str = "spawn",
+    variance_reduction: bool = True,
 ) -> BidsResult:
     """Measure ``bidders`` on ``deals`` games of ``game`` (see the module docstring).
 
@@ -219,7 +243,9 @@ def measure(
     deterministic one always gets 1). batch_size: games per chunk (the
     oracles of a chunk's decisions run together, ``max_rows`` playouts at a
     time). Bad specs, a play policy for another game and bad counts raise
-    ValueError naming the fault before anything runs.
+    ValueError naming the fault before anything runs. variance_reduction: the
+    control variates at the bids of bidders with known probabilities
+    (:func:`train.bids.report.decision_cv`; off: ``variance_reduction`` null).
     """
     for name, value, low in (
         ("deals", deals, 1), ("worlds", worlds, 1), ("workers", workers, 1),
@@ -244,7 +270,7 @@ def measure(
     starts = list(range(0, deals, per_chunk))
     chunks = [
         _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, b, specs[b], play, seed, worlds, playouts,
-               max_rows)
+               max_rows, variance_reduction)
         for b in bidders
         for i, d0 in enumerate(starts)
     ]  # fmt: skip
@@ -312,15 +338,29 @@ def _pairwise(bidders: list[str], per_deal: dict[str, dict[str, np.ndarray]]) ->
             sm, sci = deal_ci(per_deal[a]["score"] - per_deal[b]["score"])
             hm, hci = deal_ci(per_deal[a]["hindsight"] - per_deal[b]["hindsight"])
             im, ici = deal_ci(per_deal[a]["info_set"] - per_deal[b]["info_set"])
-            pairwise.append(
-                {"a": display(a), "b": display(b), "score_diff": sm, "ci95": sci,
-                 "hindsight_regret_diff": hm, "hindsight_ci95": hci, "info_set_regret_diff": im, "info_set_ci95": ici}
-            )  # fmt: skip
+            pair = {
+                "a": display(a), "b": display(b), "score_diff": sm, "ci95": sci, "hindsight_regret_diff": hm,
+                "hindsight_ci95": hci, "info_set_regret_diff": im, "info_set_ci95": ici,
+            }  # fmt: skip
+            ta, tb = per_deal[a]["terms"], per_deal[b]["terms"]
+            if ta is not None or tb is not None:  # the differences' control variates: a's terms less b's
+                zero = {k: np.zeros_like(per_deal[a][k]) for k in ("score", "hindsight", "info_set")}
+                ta, tb = ta or zero, tb or zero
+                diff = {k: per_deal[a][k] - per_deal[b][k] for k in zero}
+                pair["variance_reduction"] = reduced(diff, {k: ta[k] - tb[k] for k in zero})
+            else:
+                pair["variance_reduction"] = None
+            pairwise.append(pair)
     return pairwise
 
 
 def run_suite(
-    name: str, bidders: list[str], workers: int = 1, progress: bool = False, play: str | None = None
+    name: str,
+    bidders: list[str],
+    workers: int = 1,
+    progress: bool = False,
+    play: str | None = None,
+    variance_reduction: bool = True,
 ) -> list[BidsResult]:
     """The versioned benchmark ``name`` (``SUITES``) for ``bidders``: one :class:`BidsResult` per table."""
     if name not in SUITES:
@@ -332,7 +372,7 @@ def run_suite(
         out.append(
             measure(
                 game, bidders, s["deals"], s["seed"], worlds=s["worlds"], play=play, playouts=s["playouts"],
-                workers=workers, batch_size=s["batch_size"], progress=progress,
+                workers=workers, batch_size=s["batch_size"], progress=progress, variance_reduction=variance_reduction,
             )
         )  # fmt: skip
     return out

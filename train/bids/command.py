@@ -22,12 +22,15 @@ def cli_bids(args: Any, options: dict[str, Any] | None) -> int:
     bidders = split_specs(args.bidders or "")
     if not bidders:
         raise ConfigError("--bidders names no bidder (comma-separated agent specs, e.g. random,simple,strong)")
+    vr = getattr(args, "variance_reduction", True)
     if args.suite:
         fixed = [f for f in SUITE_FIXED if getattr(args, f) is not None]
         if fixed:
             flag = "--" + fixed[0].replace("_", "-")
             raise ConfigError(f"--suite {args.suite} fixes {flag} (and every game option); drop it")
-        results = run_suite(args.suite, bidders, workers=args.workers, progress=not args.quiet, play=args.play)
+        results = run_suite(
+            args.suite, bidders, workers=args.workers, progress=not args.quiet, play=args.play, variance_reduction=vr
+        )
     else:
         game = make_game(args.game or "bobs_hat", **(options or {}))
         results = [
@@ -35,7 +38,7 @@ def cli_bids(args: Any, options: dict[str, Any] | None) -> int:
                 game, bidders, 100 if args.deals is None else args.deals, 0 if args.seed is None else args.seed,
                 worlds=8 if args.worlds is None else args.worlds, play=args.play, playouts=args.playouts,
                 workers=args.workers, batch_size=16 if args.batch_size is None else args.batch_size,
-                progress=not args.quiet,
+                progress=not args.quiet, variance_reduction=vr,
             )
         ]  # fmt: skip
     doc = report_json(results, args.suite)

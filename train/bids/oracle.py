@@ -53,13 +53,18 @@ class Decisions:
     m_hind: np.ndarray  # (n, A) hindsight value (margin)
     m_info: np.ndarray  # (n, A) information-set value (margin)
     extra: dict[str, np.ndarray]  # game-specific: made flags, tricks (see _outcome)
+    probs: np.ndarray | None = None  # (n, A) the bidder's probabilities of each bid/hat action (NaN: unknown)
 
     @staticmethod
     def concat(parts: list[Decisions]) -> Decisions:
         """One record of the decisions of several chunks, in the order given."""
         kw = {
-            f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Decisions) if f.name != "extra"
+            f.name: np.concatenate([getattr(p, f.name) for p in parts])
+            for f in fields(Decisions)
+            if f.name not in ("extra", "probs")
         }
+        if all(p.probs is not None for p in parts):
+            kw["probs"] = np.concatenate([p.probs for p in parts])
         extra = {k: np.concatenate([p.extra[k] for p in parts]) for k in parts[0].extra}
         return Decisions(**kw, extra=extra)
 

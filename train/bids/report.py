@@ -96,7 +96,48 @@ def bidder_report(game: Game, name: str, dec: Decisions, deals: int, worlds: int
         "bid_distribution": dist,
         "calibration": calibration,
     }
-    return report, {"score": score, "hindsight": hind_deal, "info_set": info_deal}
+    per = {"score": score, "hindsight": hind_deal, "info_set": info_deal}
+    terms = decision_cv(dec, offset, deals)
+    report["variance_reduction"] = None if terms is None else reduced(per, terms)
+    return report, per | {"terms": terms}
+
+
+def decision_cv(dec: Decisions, offset: int, deals: int) -> dict[str, np.ndarray] | None:
+    """Per deal, the control variates of a bidder whose probabilities are known, or None (docs/variance_reduction.md).
+
+    At each bid ``Q(s, a_taken) - sum_b pi(b|s) Q(s, b)`` (:func:`train.variance.decision_terms`) with
+    ``Q`` the oracle's own values (``q_hind`` for the score and the hindsight regret, ``q_info`` for the
+    information-set regret): zero expectation given the decision's past, whatever ``Q`` is, and no
+    playout of its own. Hat choices get none: their values hold the dealer's later bid, which the hat
+    itself sways. Returns the terms per deal in the units of each per-deal quantity (per hand).
+    """
+    from train.variance import decision_terms
+
+    if dec.probs is None or dec.chosen.size == 0:
+        return None
+    known = ~dec.is_hat & ~np.isnan(dec.probs).any(axis=1)
+    if not known.any():
+        return None
+    bids = np.maximum(np.bincount(dec.deal, weights=(~dec.is_hat).astype(np.float64), minlength=deals), 1)
+    out = {}
+    for name, q in (("score", dec.q_hind), ("hindsight", dec.q_hind), ("info_set", dec.q_info)):
+        t = np.zeros(dec.chosen.size)
+        k = np.nonzero(known)[0]
+        t[k] = decision_terms(np.nan_to_num(q[k]), dec.probs[k], dec.chosen[k] - offset)
+        sign = 1.0 if name == "score" else -1.0  # a regret falls as the chosen value rises
+        out[name] = sign * np.bincount(dec.deal, weights=t, minlength=deals) / bids
+    return out
+
+
+def reduced(per: dict[str, np.ndarray], terms: dict[str, np.ndarray]) -> dict[str, dict]:
+    """The reduced estimates (train/variance.py's :func:`reduced_stats`) of each per-deal quantity."""
+    from train.variance import reduced_stats
+
+    out = {}
+    for k, c in terms.items():
+        ok = ~np.isnan(per[k])
+        out[k] = reduced_stats(per[k][ok], c[ok][:, None])
+    return out
 
 
 def report_json(results: list[BidsResult], suite: str | None = None) -> dict:
@@ -155,6 +196,7 @@ def format_report(doc: dict) -> str:
                     f"   {fmt(d['hindsight_regret_diff'])} ±{fmt(d['hindsight_ci95'], '.3f')}"
                     f"   {fmt(d['info_set_regret_diff'])} ±{fmt(d['info_set_ci95'], '.3f')}"
                 )
+        lines.extend(_vr_lines(t, w))
         lines.append("")
         lines.extend(game_pieces(t["game"]).lines(t, w))
         r = t["run"]
@@ -165,3 +207,21 @@ def format_report(doc: dict) -> str:
             f"decision; {r['seconds']:.1f} s in all with {r['workers']} worker(s)"
         )
     return "\n".join(lines)
+
+
+def _vr_lines(t: dict, w: int) -> list[str]:
+    """The variance-reduced estimates of bidders with known probabilities (and their pairs), beside the plain."""
+    rows = [(b["name"], b["variance_reduction"]) for b in t["bidders"] if b.get("variance_reduction")]
+    rows += [(f"{d['a']} - {d['b']}", d["variance_reduction"]) for d in t["pairwise"] if d.get("variance_reduction")]
+    if not rows:
+        return []
+    out = ["", "variance-reduced (decision terms of bidders with known probabilities, docs/variance_reduction.md):"]
+    out.append(f"{'':<{w}}{'score per hand':>26}{'hindsight regret':>26}{'info-set regret':>26}")
+    for name, vr in rows:
+        cells = "".join(
+            f"{fmt(vr[k]['mean']):>9} ±{fmt(vr[k]['ci95'], '.3f')} x{fmt(vr[k]['variance_factor'], '.2f'):<6}"
+            for k in ("score", "hindsight", "info_set")
+        )
+        out.append(f"{name:<{w + 4}}{cells}")
+    out.append("(x: the variance factor, plain / reduced variance over deals; plain estimates above)")
+    return out

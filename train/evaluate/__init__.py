@@ -84,10 +84,14 @@ JSON schema (``--json``; ``Evaluation.summary()``)::
         "reason": str,                              # only when not enabled: "off", or why not
         "value": str, "fresh_deals": int,           # the value checkpoint; fresh deals per chance event
         "decisions": "bids" | "all" | "none",       # which decisions of known-probability agents get terms
+        "terms": [str, ...],                        # the columns of beta: chance, bid, play (value function), proxy
+        "proxy": {"agents": [str, ...],             # multi-fidelity term (--vr-proxy): cheap spec per agent,
+                  "fresh_deals": int,               # fresh deals per evaluated deal,
+                  "seconds": float} | null,         # time of its games; null when not used
         "seconds": float,                           # time the estimate took (part of run.seconds)
         "agents": [{"name": str, "mean": float, "ci95": float,   # reduced score per hand, CI half-width
                     "variance_factor": float,       # plain / reduced variance over deals (>1: fewer deals needed)
-                    "beta": [float, float, float]}, ...],   # coefficients of the chance / bid / play terms
+                    "beta": [float, ...]}, ...],    # coefficients of the terms, in the order of "terms"
         "pairwise": [{"a": str, "b": str, "mean": float, "ci95": float,   # a minus b, paired over deals
                       "variance_factor": float, "beta": [...]}, ...]
       }

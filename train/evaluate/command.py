@@ -63,6 +63,8 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
         vr_value=getattr(args, "vr_value", None),
         vr_fresh=getattr(args, "vr_fresh", None),
         vr_decisions=getattr(args, "vr_decisions", None) or "bids",
+        vr_proxy=getattr(args, "vr_proxy", None),
+        vr_proxy_fresh=getattr(args, "vr_proxy_fresh", None),
     )
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr

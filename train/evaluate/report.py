@@ -51,6 +51,10 @@ class Evaluation:
     vr_fresh: int = 0
     vr_decisions: str = ""
     vr_off: str | None = None  # why variance reduction is off, when it is
+    proxy_specs: list[str] | None = None  # the multi-fidelity control variate's cheap agents (one per agent)
+    proxy_actual: np.ndarray | None = None  # (D, E) their per-deal means per hand on the evaluated deals
+    proxy_fresh: np.ndarray | None = None  # (D, K, E) and on K fresh deals per deal
+    proxy_seconds: float = 0.0
     _summary: dict | None = field(default=None, repr=False)
 
     @property
@@ -156,12 +160,15 @@ class Evaluation:
 
     def _variance_reduction(self, x: np.ndarray) -> dict:
         """The reduced estimates next to the plain ones (schema in the module docstring)."""
-        if self.cv is None:
+        if self.cv is None and self.proxy_actual is None:
             return {"enabled": False, "reason": self.vr_off or "off"}
-        from train.variance import reduced_stats
+        from train.variance import chance_terms, reduced_stats
 
         H = self.hands
-        c = np.stack([self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])], axis=2)  # (D, E, 2)
+        cols = [] if self.cv is None else [self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])]
+        if self.proxy_actual is not None:  # the cheap simulation of the deal minus its mean over fresh deals
+            cols.append(chance_terms(self.proxy_actual, self.proxy_fresh))
+        c = np.stack(cols, axis=2)  # (D, E, terms)
         agents = []
         for a, name in enumerate(self.names):
             agents.append({"name": name} | reduced_stats(x[:, a], c[:, a]))
@@ -169,12 +176,21 @@ class Evaluation:
         for a, b in itertools.combinations(range(len(self.names)), 2):
             both = reduced_stats(x[:, a] - x[:, b], c[:, a] - c[:, b])
             pairwise.append({"a": self.names[a], "b": self.names[b]} | both)
+        proxy = None
+        if self.proxy_actual is not None:
+            proxy = {
+                "agents": self.proxy_specs,
+                "fresh_deals": int(self.proxy_fresh.shape[1]),
+                "seconds": round(self.proxy_seconds, 3),
+            }
         return {
             "enabled": True,
             "value": self.vr_value,
             "fresh_deals": self.vr_fresh,
             "decisions": self.vr_decisions,
-            "seconds": round(self.cv_seconds, 3),
+            "terms": (["chance", "bid", "play"] if self.cv is not None else []) + (["proxy"] if proxy else []),
+            "proxy": proxy,
+            "seconds": round(self.cv_seconds + self.proxy_seconds, 3),
             "agents": agents,
             "pairwise": pairwise,
         }
@@ -280,9 +296,16 @@ def _vr_lines(summary: dict, w: int) -> list[str]:
         fs = "-" if f is None else f"{f:.2f}"
         out.append(f"{label:<{w}}{_pm(m, ci):>22}{_pm(r['mean'], r['ci95']):>22}{fs:>12}")
     total = summary["run"]["seconds"]
-    out.append(
-        f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event, "
-        f"terms at {vr['decisions']} decisions of agents with known probabilities; "
-        f"the estimate took {vr['seconds']:.1f} s of the {total:.1f} s (playing: {total - vr['seconds']:.1f} s)"
-    )
+    if vr.get("value"):
+        out.append(
+            f"value function {vr['value']}, {vr['fresh_deals']} fresh deals per chance event, "
+            f"terms at {vr['decisions']} decisions of agents with known probabilities"
+        )
+    if vr.get("proxy"):
+        px = vr["proxy"]
+        out.append(
+            f"proxy (multi-fidelity) term: every deal played again by {', '.join(px['agents'])}, "
+            f"and {px['fresh_deals']} fresh deals per deal ({px['seconds']:.1f} s)"
+        )
+    out.append(f"the estimate took {vr['seconds']:.1f} s of the {total:.1f} s (playing: {total - vr['seconds']:.1f} s)")
     return out

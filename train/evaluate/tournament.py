@@ -52,6 +52,7 @@ class _Chunk:
     duplicate: bool
     record: bool
     vr: tuple[str, int, str] | None = None  # variance reduction: (value checkpoint, fresh deals, decisions)
+    proxy: tuple[list[str], int] | None = None  # multi-fidelity control variate: (cheap specs, fresh deals per deal)
 
 
 @dataclass
@@ -65,6 +66,8 @@ class _ChunkResult:
     decisions: int
     cv: np.ndarray | None = None  # (G, 3, P) control-variate sums (train/variance.py), with chunk.vr
     cv_seconds: float = 0.0
+    proxy: tuple[np.ndarray, np.ndarray] | None = None  # cheap agents' per-deal means: actual (n, E), fresh (n, K, E)
+    proxy_seconds: float = 0.0
 
 
 def new_counters(game_name: str, n_agents: int) -> dict[str, np.ndarray]:
@@ -188,7 +191,16 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
         for ids, c in collectors:
             cv[ids] = c.terms
     seconds = sum(c.seconds for _, c in collectors)
-    return _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions, cv, seconds)
+    out = _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions, cv, seconds)
+    if chunk.proxy is not None:
+        from train.variance import proxy_values
+
+        t0 = time.perf_counter()
+        specs = chunk.proxy[0]  # each proxy seeded as its agent: its random stream starts where the agent's does
+        cheap = [make_agent(s, game, seed=_agent_seed(chunk.seed, chunk.index, a)) for a, s in enumerate(specs)]
+        out.proxy = proxy_values(game, cheap, chunk.seatings, deals, chunk.seed, chunk.proxy[1], chunk.duplicate)
+        out.proxy_seconds = time.perf_counter() - t0
+    return out
 
 
 def evaluate(
@@ -209,6 +221,8 @@ def evaluate(
     vr_value: str | None = None,
     vr_fresh: int | None = None,
     vr_decisions: str = "bids",
+    vr_proxy: str | None = None,
+    vr_proxy_fresh: int | None = None,
 ) -> Evaluation:
     """Play a tournament of ``deals`` deals between the agents ``specs`` (one per seat).
 
@@ -220,7 +234,11 @@ def evaluate(
     table's shipped checkpoint; off, with the reason in the report, when
     there is none), ``vr_fresh`` fresh deals per chance event, and terms at
     the decisions ``vr_decisions`` (bids, all, none) of agents whose action
-    probabilities are known.
+    probabilities are known; ``vr_proxy`` (``auto``: :func:`train.variance.proxy_spec`
+    of each agent, used when one of them is cheaper than its agent; ``none``;
+    or one spec per distinct agent): the multi-fidelity control variate, every
+    deal played again by the cheap proxies and ``vr_proxy_fresh`` fresh deals
+    per deal too.
     ``mp_context``: how worker processes start; ``spawn`` (default) is safe
     with agents that use torch; ``fork`` also sees agents registered at run
     time (tests).
@@ -244,10 +262,13 @@ def evaluate(
     per_chunk = max(1, min(batch_size // R, -(-deals // 4)))  # at least 4 chunks when deals allow
     record = records_path is not None
     vr, vr_off = _vr_setup(game, variance_reduction, vr_value, vr_fresh, vr_decisions)
+    proxy = _proxy_setup(game, names, variance_reduction, vr_proxy, vr_proxy_fresh)
     chunks = [
         _Chunk(i, d0, min(deals, d0 + per_chunk), game.name, game.config, names, table, seed, duplicate, record, vr)
         for i, d0 in enumerate(range(0, deals, per_chunk))
     ]
+    for ch in chunks:
+        ch.proxy = proxy
     t0 = time.perf_counter()
     results, workers = _run_chunks(chunks, deals * R, workers, ray_address, mp_context, records_path, progress)
     ordered = [results[i] for i in range(len(chunks))]
@@ -275,6 +296,10 @@ def evaluate(
         vr_fresh=0 if vr is None else vr[1],
         vr_decisions="" if vr is None else vr[2],
         vr_off=vr_off,
+        proxy_specs=None if proxy is None else proxy[0],
+        proxy_actual=None if proxy is None else np.concatenate([r.proxy[0] for r in ordered], axis=0),
+        proxy_fresh=None if proxy is None else np.concatenate([r.proxy[1] for r in ordered], axis=0),
+        proxy_seconds=sum(r.proxy_seconds for r in ordered),
     )
 
 
@@ -353,6 +378,40 @@ def _vr_setup(
             raise ConfigError(f"--vr-value: {err}") from err
         return None, f"the shipped policy cannot value this table ({str(err).splitlines()[0]}); try --vr-value"
     return (str(path), fresh, decisions), None
+
+
+def _proxy_setup(
+    game: Game, names: list[str], on: bool, proxy: str | None, fresh: int | None
+) -> tuple[list[str], int] | None:
+    """(cheap spec per agent, fresh deals per deal) of the multi-fidelity control variate, or None.
+
+    ``auto`` (the default with variance reduction) uses it only when some
+    agent has a cheaper proxy than itself (``pimc``, ``search``): for cheap
+    agents the proxy would be the agent, and its fresh deals would cost as
+    much as playing more deals.
+    """
+    from train.variance import PROXY_FRESH, proxy_spec
+
+    mode = (proxy or "auto").strip()
+    if not on or mode == "none":
+        return None
+    fresh = PROXY_FRESH if fresh is None else int(fresh)
+    if fresh < 1:
+        raise ValueError(f"vr_proxy_fresh must be at least 1, got {fresh}")
+    if mode == "auto":
+        specs = [proxy_spec(s) for s in names]
+        return (specs, fresh) if specs != names else None
+    from agents.registry import split_specs
+
+    specs = split_specs(mode)
+    if len(specs) != len(names):
+        raise ValueError(f"--vr-proxy needs one spec per distinct agent ({len(names)}), got {len(specs)}")
+    for s in specs:  # fail fast on a bad spec, naming the flag
+        try:
+            make_agent(s, game, seed=0)
+        except (ValueError, OSError) as err:
+            raise ValueError(f"--vr-proxy {s[:80]!r}: {err}") from None
+    return specs, fresh
 
 
 # ==========================================================================
