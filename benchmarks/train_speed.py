@@ -257,9 +257,23 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-    rows, text = bench(repos, a.decisions, a.reps, a.extra, not a.no_split, log=lambda m: print(m, file=sys.stderr))
+    if a.json and a.json != "-":  # refused before minutes of measuring, not after (the rows would be lost)
+        from bobshat_env.paths import check_writable
+
+        try:
+            check_writable(a.json, "--json")
+        except ValueError as e:
+            print(f"bobshat bench: error: {e}", file=sys.stderr)
+            return 2
+    from train.pool import sigterm_as_exit
+
+    # SIGTERM raises SystemExit here, and subprocess.run then kills the measuring run instead of orphaning it
+    with sigterm_as_exit():
+        rows, text = bench(repos, a.decisions, a.reps, a.extra, not a.no_split, log=lambda m: print(m, file=sys.stderr))
     print(text)
-    if a.json:
+    if a.json == "-":  # stdout, as for the throughput bench: after the summary, the rows
+        print(json.dumps(rows, indent=1))
+    elif a.json:
         from bobshat_env.paths import replace_bytes  # the one atomic writer
 
         replace_bytes(a.json, (json.dumps(rows, indent=1) + "\n").encode())

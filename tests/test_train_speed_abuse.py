@@ -6,9 +6,6 @@ on a stand-in checkout: a copy of benchmarks/train_speed.py beside a stub ``trai
 returns at once (or sleeps, for the signal test), in the layout the script checks. The tests through
 ``bobshat bench --train`` replace the benchmark's ``bench`` by one that fails the test at once, so a
 refusal that stops working fails here in seconds instead of starting a 1.5M-decision training run.
-
-Tests marked ``xfail(strict=True)`` are defects reported to the benchmark's owner (this session's
-helper on train_speed): each passes once fixed, and then its marker must go.
 """
 
 from __future__ import annotations
@@ -135,11 +132,6 @@ def test_json_that_cannot_be_written_is_refused_before_any_run(tmp_path, capsys,
     assert "Traceback" not in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: --train passes '-' on to train_speed, which writes a file named '-' (check_outputs lets '-' "
-    "through as stdout, the throughput bench's meaning); it should print the rows to stdout, or refuse '-'",
-)
 def test_json_dash_with_train_is_stdout_or_refused_never_a_file_named_dash(tmp_path, capsys, monkeypatch):
     from benchmarks import train_speed
 
@@ -177,11 +169,6 @@ def test_json_to_a_fifo_goes_to_its_reader(checkout):
     assert fifo.is_fifo()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: `python benchmarks/train_speed.py --json MISSING/x.json` runs every measurement, then dies "
-    "with a traceback at the write (the rows are lost); the documented script entry does not check --json first",
-)
 def test_script_refuses_a_json_path_in_a_missing_folder_before_running(checkout, tmp_path):
     marks = tmp_path / "runs.txt"
     code, _, err = finish(script(checkout, "--json", str(tmp_path / "no" / "rows.json"), STUB_PIDS=str(marks)))
@@ -201,12 +188,6 @@ def test_two_runs_at_once_writing_the_same_json_leave_one_whole_file(checkout):
     assert [p.name for p in checkout.parent.iterdir() if p.name.startswith(".rows.json")] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: a SIGTERM to the benchmark kills it on the spot (no handler) and leaves its measuring "
-    "subprocess running, orphaned, to the end of its training run (minutes at the default 1.5M decisions); "
-    "train.pool.sigterm_as_exit() around bench() would let subprocess.run kill it",
-)
 def test_a_sigterm_mid_run_ends_the_measuring_subprocess_too(checkout, tmp_path):
     marks = tmp_path / "pids.txt"
     proc = script(checkout, STUB_PIDS=str(marks), STUB_SLEEP="120")
