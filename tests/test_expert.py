@@ -181,6 +181,6 @@ def test_the_preset_is_read_and_flags_win(tmp_path):
     assert (opts.rounds, opts.worlds, opts.extra) == (5, 8, {"game": "oh_hell"})
     import yaml
 
-    with open("configs/oh_hell_4p_exit.yaml") as f:
+    with open("configs/expert/oh_hell_4p.yaml") as f:
         shipped = options_from(yaml.safe_load(f), {})
     assert shipped.extra["game"] == "oh_hell" and shipped.bids == "oracle"

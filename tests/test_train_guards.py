@@ -299,8 +299,8 @@ def test_the_exploit_interval_is_over_deals_not_games(monkeypatch):
     seen = {}
     real = ex.play_duplicate
 
-    def spy(game, agents, seatings, deals, seed):
-        res = real(game, agents, seatings, deals, seed)
+    def spy(game, agents, seatings, deals, seed, **kw):  # kw: the variance collector's recorder_factory
+        res = real(game, agents, seatings, deals, seed, **kw)
         seen.update(seatings=seatings, deals=deals, totals=res.totals.astype(np.float64))
         return res
 

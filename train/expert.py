@@ -1,6 +1,6 @@
 """Expert iteration: the policy distilled toward what search on it chooses, round after round.
 
-``bobshat expert --init-from checkpoints/oh_hell_4p.pt --out better.pt [--config configs/oh_hell_4p_exit.yaml]``.
+``bobshat expert --init-from checkpoints/oh_hell_4p.pt --out better.pt [--config configs/expert/oh_hell_4p.yaml]``.
 Each round:
 
 1. **Play.** ``games`` self-play games of the current policy (greedy, every

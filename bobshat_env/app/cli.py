@@ -713,7 +713,7 @@ def _expert_parser(sub: Any) -> None:
     p = sub.add_parser("expert", help="expert iteration: distil search on the policy into it (train/expert.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
-    p.add_argument("--config", default=None, help="a preset of these options (configs/oh_hell_4p_exit.yaml)")
+    p.add_argument("--config", default=None, help="a preset of these options (configs/expert/oh_hell_4p.yaml)")
     flags: tuple[tuple[str, Any, str], ...] = (
         ("init-from", str, "the policy checkpoint to start from (required)"),
         ("out", str, "the checkpoint written after every round (required)"),
