@@ -39,6 +39,7 @@ def _probe(imports: str, policy: str | None) -> tuple[str, int, tuple[int, int]]
     out = subprocess.run(
         [sys.executable, "-c", PROBE.format(imports=imports)],
         env=env,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,

@@ -44,8 +44,9 @@ CPU / 8.0-8.1 s wall before, 1.5-1.8 s CPU / 1.7-1.9 s wall after
 (interleaved, 3 runs each). If torch is imported before any ``bobshat_env``
 module, no package can reach the runtime any more: set ``OMP_WAIT_POLICY=PASSIVE``
 (or ``GOMP_SPINCOUNT=0``) in the shell, or import ``bobshat_env`` first
-(same loop with ``import torch`` first: 3.7-3.9 s CPU; with the variable set
-in the shell 0.8-0.9 s). ``bobshat train`` imports torch first too but runs
+(same loop with ``import torch`` first, unchanged: 7.5-8.0 s CPU; with the
+variable set in the shell 1.6-1.7 s; ``benchmarks/openmp_wait.py`` measures
+all three, old checkout against new). ``bobshat train`` imports torch first too but runs
 it on one thread (``torch_threads: 1``), so only the engine's threads wait
 there; its iteration was measured the same with ``NUMBA_NUM_THREADS=1``
 (18.6 vs 18.7 s CPU), not explained further here.
