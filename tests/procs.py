@@ -13,6 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_PROC = Path("/proc/self/stat").exists()
@@ -204,3 +205,15 @@ def ray_tmpdir() -> Iterator[str]:
         else:
             os.environ["RAY_TMPDIR"] = old
         shutil.rmtree(path, ignore_errors=True)
+
+
+def run_here(argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``bobshat ARGV`` run in this process (argparse's exits too)."""
+    from bobshat_env.app.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err

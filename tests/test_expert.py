@@ -14,11 +14,11 @@ import json
 
 import numpy as np
 import pytest
+from procs import run_here
 
 from agents import make_agent
 from agents.checkpoint import load_checkpoint
 from agents.ppo_agent import load_policy
-from bobshat_env.app.cli import main
 from bobshat_env.games import make_game
 from train.expert import ExpertOptions, agreement, fit_options, label_round
 from train.imitate import fit
@@ -30,14 +30,7 @@ BH_FLAGS = ["--game", "bobs_hat", "--players", "4", "--hands", "2"]
 TINY = ["--games", "2", "--worlds", "2", "--top-k", "2", "--oracle-worlds", "1", "--eval-deals", "2"]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``bobshat ARGV`` run in this process (argparse's exits too)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_here  # bobshat in this process (tests/procs.py)
 
 
 def stub_move(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from procs import run_here
 
 from agents import make_agent
 from agents.arena import play_games
@@ -29,14 +30,7 @@ from train.imitate import ImitateOptions, build_sets, game_decisions, holdout_ga
 BH_FLAGS = ["--game", "bobs_hat", "--players", "4", "--hands", "2"]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of ``bobshat ARGV`` run in this process (argparse's exits too)."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_here  # bobshat in this process (tests/procs.py)
 
 
 class Watcher:
