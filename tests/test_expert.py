@@ -11,10 +11,14 @@ error naming it, exit status 2, and nothing written.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
-from procs import run_here
+from procs import assert_ended_as_asked, descendants, kill_all, run_here, signal_when_ready, start, wait_gone
 
 from agents import make_agent
 from agents.checkpoint import load_checkpoint
@@ -152,6 +156,7 @@ def test_a_tiny_run_writes_an_ordinary_policy(tmp_path, capsys):
         (["--init-from", "nowhere.pt"], "nowhere.pt"),
         (["--config", "PRESET"], "--config: unknown key(s) worldz"),
         (["--worlds", "x"], "argument --worlds: expected an integer, got 'x'"),
+        (["--eval-deals", "1"], "--eval-deals must be 0 (no evaluation) or at least 2"),  # a NaN CI in the JSON
     ],
 )
 def test_a_bad_option_is_a_clear_error_and_nothing_is_written(tmp_path, capsys, flags, message):
@@ -177,3 +182,230 @@ def test_the_preset_is_read_and_flags_win(tmp_path):
     with open("configs/expert/oh_hell_4p.yaml") as f:
         shipped = options_from(yaml.safe_load(f), {})
     assert shipped.extra["game"] == "oh_hell" and shipped.bids == "oracle"
+
+
+@pytest.mark.parametrize(
+    "preset, message",
+    [
+        ("game_options: [1, 2]\n", "--config: game_options must be a mapping of game options, got [1, 2]"),
+        ("out: 5\n", "--out must be a string, got 5"),
+        ("init_from: [a.pt]\n", "--init-from must be a string, got ['a.pt']"),
+        ("log_dir: 7\n", "--log-dir must be a string, got 7"),
+        ("\udcff\udcfe", "is not valid YAML"),  # bytes ff fe: not UTF-8
+    ],
+    ids=["game_options-list", "out-int", "init_from-list", "log_dir-int", "not-utf8"],
+)
+def test_a_bad_preset_is_a_clear_error_and_nothing_is_written(tmp_path, capsys, preset, message):
+    """A preset holds any YAML value: each must come out as one line naming the option, not a TypeError."""
+    path = tmp_path / "preset.yaml"
+    path.write_bytes(preset.encode("utf-8", "surrogateescape"))
+    given = [] if preset.startswith("out:") else ["--out", str(tmp_path / "out.pt")]
+    given += [] if preset.startswith("init_from:") else ["--init-from", POLICY]
+    given += [] if preset.startswith("log_dir:") else ["--log-dir", str(tmp_path / "tb")]
+    code, _, stderr = run(["expert", *BH_FLAGS, *given, *TINY, "--config", str(path), "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bobshat expert: error: ") and message in lines[0], stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preset.yaml"]
+
+
+def _drain(fifo: Path) -> tuple[threading.Thread, list[bytes]]:
+    """A reader of ``fifo`` (what a run writing into it would send), so that the run cannot block on it."""
+    got: list[bytes] = []
+    t = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    t.start()
+    return t, got
+
+
+def _release(fifo: Path, reader: threading.Thread) -> None:
+    """Let the reader's open return (nobody wrote): a writer opens and closes the FIFO."""
+    if reader.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY))
+    reader.join(timeout=10)
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("log-dir-is-a-file", "--log-dir: cannot write {tmp}/tb: {tmp}/tb is not a folder"),
+        ("log-dir-under-a-file", "--log-dir: cannot write {tmp}/file/tb: {tmp}/file is not a folder"),
+        ("sidecar-is-a-folder", "--out: cannot write {tmp}/out.pt.json: it is a folder"),
+        ("json-is-the-sidecar", "--json {tmp}/out.pt.json: that is --out or its sidecar"),
+        ("json-is-out", "--json {tmp}/out.pt: that is --out or its sidecar"),
+        ("out-is-a-fifo", "--out: cannot write {tmp}/out.pt: not a regular file"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, capsys, case, message):
+    """Found by trying: a file at --log-dir was a FileExistsError traceback; a folder at the sidecar's path
+    failed only after the round's work, with the TensorBoard folder made; --json naming --out's sidecar (or
+    --out) overwrote it with the report; a FIFO at --out took the checkpoint into the pipe (and with no
+    reader, hung the run). Each is one line now, exit status 2, before anything is written."""
+    out, tb, argv = tmp_path / "out.pt", tmp_path / "tb", []
+    reader = None
+    if case == "log-dir-is-a-file":
+        tb.write_text("")
+    elif case == "log-dir-under-a-file":
+        (tmp_path / "file").write_text("")
+        tb = tmp_path / "file" / "tb"
+    elif case == "sidecar-is-a-folder":
+        (tmp_path / "out.pt.json").mkdir()
+    elif case.startswith("json-is-"):
+        argv = ["--json", str(out) + (".json" if case == "json-is-the-sidecar" else "")]
+    else:
+        os.mkfifo(out)
+        reader, got = _drain(out)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(out), "--log-dir", str(tb), *TINY, *argv]
+    try:
+        code, _, stderr = run([*argv, "--eval-deals", "0", "--quiet"], capsys)
+    finally:
+        if reader is not None:
+            _release(out, reader)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bobshat expert: error: "), stderr
+    assert message.format(tmp=tmp_path) in lines[0], stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    if reader is not None:
+        assert got == [b""]  # nothing went into the pipe
+
+
+def test_a_full_disk_at_out_is_a_one_line_error_and_leaves_nothing_there(tmp_path, capsys):
+    """The checkpoint (430 KB) does not fit a 64 KB disk: one line naming --out, exit status 2, and neither the
+    checkpoint nor its sidecar (written first) left there. Found: a torch RuntimeError traceback, and the
+    sidecar of a checkpoint that was never written left behind."""
+    from tests.mounts import tmpfs
+
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(full / "out.pt"), *TINY]
+        code, _, stderr = run([*argv, "--log-dir", str(tmp_path / "tb"), "--eval-deals", "0", "--quiet"], capsys)
+        left = sorted(p.name for p in full.iterdir())
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bobshat expert: error: --out: ") and "No space" in lines[0]
+    assert left == []
+
+
+def test_a_full_disk_at_the_log_dir_is_a_one_line_error_before_the_first_round(tmp_path, capsys, monkeypatch):
+    """TensorBoard's first write (its events file) fails on a full disk: one line naming --log-dir, exit
+    status 2, no round run (no --out), and the folder and the empty events file it made taken back; the
+    writer thread's own traceback not printed. Found: an OSError traceback (twice: the command's and the
+    thread's), an empty events file left."""
+    from tests.mounts import fill, tmpfs
+
+    reported: list = []
+    monkeypatch.setattr(threading, "excepthook", reported.append)  # what Python would print for a thread
+
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        fill(full)
+        tb = full / "runs" / "tb"
+        argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(tmp_path / "out.pt"), *TINY]
+        code, _, stderr = run([*argv, "--log-dir", str(tb), "--quiet"], capsys)
+        left = sorted(p.name for p in full.iterdir())
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"bobshat expert: error: --log-dir: cannot write {tb}: No space")
+    assert left == ["filler"] and not (tmp_path / "out.pt").exists()
+    assert reported == [] and threading.excepthook == reported.append
+
+
+def test_a_log_write_that_fails_mid_run_is_a_one_line_error_and_the_round_is_kept(tmp_path, capsys, monkeypatch):
+    """The disk fills later: TensorBoard's writer thread meets ENOSPC and raises it at the next flush (as
+    tensorboard's EventFileWriter does). One line naming --log-dir, exit status 2; the round's checkpoint,
+    written before its numbers are logged, is there."""
+    import errno
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    def full(self):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(SummaryWriter, "flush", full)
+    out, tb = tmp_path / "out.pt", tmp_path / "tb"
+    argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(out), "--log-dir", str(tb), *TINY]
+    code, _, stderr = run([*argv, "--games", "1", "--eval-deals", "0", "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    want = f"bobshat expert: error: --log-dir: cannot write {tb}: No space left on device"
+    assert stderr.strip().splitlines() == [want]
+    assert load_checkpoint(out)[1]["expert"]["round"] == 1
+
+
+@pytest.fixture(scope="module")
+def policy_pair(game):
+    """(game, net) of the shipped policy, for the checkpoint writes."""
+    net, _ = load_policy(POLICY, game)
+    return game, net
+
+
+def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree(tmp_path, monkeypatch, policy_pair):
+    """As ``bobshat imitate`` (tests/test_imitate.py): run A is held between the sidecar and the checkpoint
+    while run B writes both. Without the lock on the folder the sidecar would be B's and the checkpoint A's."""
+    import agents.checkpoint as ckpt
+    from train.expert import save_round
+
+    game, net = policy_pair
+    out = tmp_path / "out.pt"
+    real = ckpt._paths.replace_bytes
+    a_wrote_sidecar, b_done = threading.Event(), threading.Event()
+
+    def replace_bytes(path, data):
+        real(path, data)
+        if threading.current_thread().name == "A":
+            a_wrote_sidecar.set()
+            b_done.wait(timeout=3)  # B finishes meanwhile, unless a lock makes it wait for A (then A goes on)
+
+    monkeypatch.setattr(ckpt._paths, "replace_bytes", replace_bytes)
+    opts = ExpertOptions(init_from=POLICY, out=str(out))
+    a = threading.Thread(name="A", target=save_round, args=(game, net, opts, 0))
+    a.start()
+    assert a_wrote_sidecar.wait(timeout=60)
+    b = threading.Thread(name="B", target=lambda: (save_round(game, net, opts, 1), b_done.set()))
+    b.start()
+    a.join(timeout=60)
+    b.join(timeout=60)
+    assert not a.is_alive() and not b.is_alive()
+    inside = load_checkpoint(out)[1]
+    beside = json.loads(out.with_name("out.pt.json").read_text())
+    assert inside == beside and inside["expert"]["round"] in (1, 2)
+
+
+def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path, monkeypatch, policy_pair):
+    """SIGTERM is SystemExit(143) in ``bobshat expert`` (as in imitate); one that comes while a round's
+    checkpoint goes to disk (its sidecar already written) leaves the previous round's pair, no temporary."""
+    import torch
+
+    from train.expert import save_round
+
+    game, net = policy_pair
+    opts = ExpertOptions(init_from=POLICY, out=str(tmp_path / "out.pt"))
+    save_round(game, net, opts, 0)
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def killed_part_way(obj, f, *args, **kwargs):
+        f.write(b"PK\x03\x04 half a checkpoint")
+        raise SystemExit(143)
+
+    monkeypatch.setattr(torch, "save", killed_part_way)
+    with pytest.raises(SystemExit):
+        save_round(game, net, opts, 1)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
+
+
+def test_a_sigterm_mid_run_exits_143_and_leaves_the_previous_out(tmp_path):
+    """A real SIGTERM to ``bobshat expert`` in its first round (its TensorBoard file is there): exit status 143
+    with no traceback (the cleanup ran: Python's default would end it on the spot, -15), the previous --out and
+    its sidecar as they were, no temporary, nothing of it left running."""
+    out, tb = tmp_path / "out.pt", tmp_path / "tb"
+    shutil.copy(POLICY, out)
+    shutil.copy(POLICY + ".json", str(out) + ".json")
+    old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(out), "--log-dir", str(tb), *TINY]
+    proc = start([*argv, "--rounds", "1000", "--games", "8", "--quiet"], Path.cwd())
+    kids: set[int] = set()
+    try:
+        status, err, kids = signal_when_ready(proc, "SIGTERM", ready=lambda pid: tb.is_dir() and any(tb.iterdir()))
+        assert_ended_as_asked("expert", "SIGTERM", status, err)
+    finally:
+        kill_all({proc.pid, *kids, *descendants(proc.pid)})
+    assert not wait_gone(kids)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "tb"} == old

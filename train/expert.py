@@ -50,10 +50,14 @@ one-line error naming it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import os
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,12 +67,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
+from agents.checkpoint import POLICY_PREFIX, net_meta
 from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
 from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
-from train.imitate import ImitateOptions, fit
+from train.imitate import ImitateOptions, _write_checkpoint, fit
 
 BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
@@ -148,6 +152,11 @@ def check_options(opts: ExpertOptions) -> None:
         ):
             left, right = "[" if lo_in else "(", "]" if hi_in else ")"
             raise ExpertError(f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
+    for name in ("init_from", "out", "log_dir", "bids"):  # a preset may hold any YAML value
+        if not isinstance(getattr(opts, name), str):
+            raise ExpertError(f"--{name.replace('_', '-')} must be a string, got {getattr(opts, name)!r}")
+    if opts.eval_deals == 1:  # one deal has no spread: its confidence interval would be NaN (not JSON)
+        raise ExpertError("--eval-deals must be 0 (no evaluation) or at least 2 (a 95% CI needs two), got 1")
     if opts.bids not in BID_LABELS:
         raise ExpertError(f"--bids must be one of {', '.join(BID_LABELS)}, got {opts.bids!r}")
     if opts.card_share == 0 and opts.bids == "policy":
@@ -160,10 +169,50 @@ def check_options(opts: ExpertOptions) -> None:
         raise ExpertError(f"--out {opts.out!r}: a path with ',' or '=' cannot be named in an agent spec")
 
 
+def board_dir(opts: ExpertOptions) -> str:
+    """The TensorBoard folder of a run: ``log_dir``, else ``runs/<out's stem>_expert``."""
+    return opts.log_dir or str(Path("runs") / f"{Path(opts.out).stem}_expert")
+
+
+def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
+    """Refuse (one line naming the flag) an output that cannot be written, before anything is read or written.
+
+    ``--out`` and its sidecar ``OUT.json`` must be regular files or not exist
+    yet (a FIFO would block the run at its first checkpoint, and ``ppo:PATH``
+    reads the checkpoint back); ``--json`` is neither of them; ``--log-dir``
+    is a folder or can be made one (its nearest existing ancestor is a folder
+    this process can create files in).
+    """
+    from bobshat_env.paths import check_writable
+
+    out = Path(opts.out)
+    sidecar = out.with_name(out.name + ".json") if out.name else out  # a nameless path: check_writable refuses it
+    for path in (out, sidecar):
+        check_writable(path, "--out")
+        if path.exists() and not path.is_file():  # (through links) a FIFO, a device: check_writable passes those
+            raise ExpertError(f"--out: cannot write {path}: not a regular file (a checkpoint is read back from it)")
+    if json_path not in (None, "-"):
+        check_writable(json_path, "--json")
+        if os.path.realpath(json_path) in {os.path.realpath(out), os.path.realpath(sidecar)}:
+            raise ExpertError(f"--json {json_path}: that is --out or its sidecar {sidecar}; name another file")
+    folder = Path(board_dir(opts))
+    first = next(q for q in (folder, *folder.parents) if q.exists() or q.is_symlink())
+    if not first.is_dir():
+        raise ExpertError(f"--log-dir: cannot write {folder}: {first} is not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".bobshat-probe.", dir=first)  # root passes os.access on a ro mount
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise ExpertError(f"--log-dir: cannot write {folder}: {err.strerror or err}") from None
+
+
 def options_from(preset: dict[str, Any], flags: dict[str, Any]) -> ExpertOptions:
     """The options of a preset (a YAML mapping) with the flags given (not None) over it; unknown keys refused."""
     names = {f.name for f in dataclasses.fields(ExpertOptions)} - {"extra"}
     extra = {k: preset[k] for k in ("game", "players", "game_options") if k in preset}
+    if not isinstance(extra.get("game_options") or {}, dict):
+        raise ExpertError(f"--config: game_options must be a mapping of game options, got {extra['game_options']!r}")
     unknown = sorted(set(preset) - names - set(extra))
     if unknown:
         raise ExpertError(f"--config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
@@ -370,11 +419,9 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
     net, _ = load_policy(opts.init_from, game)
     start, _ = load_policy(opts.init_from, game)
     torch.manual_seed(opts.seed)
-    log_dir = opts.log_dir or str(Path("runs") / f"{Path(opts.out).stem}_expert")
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(log_dir)
+    board = _Board(board_dir(opts))
     rounds: list[dict[str, Any]] = []
+    finished = False
     try:
         for r in range(opts.rounds):
             t0 = time.perf_counter()
@@ -399,19 +446,104 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
                 "policy_loss": history[-1]["policy_loss"],
                 "seconds": {"label": round(label_s, 1), "fit": round(fit_s, 1)},
             }
-            save_checkpoint(
-                opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, opts, r)
-            )
+            save_round(game, net, opts, r)
             if opts.eval_deals:
                 t2 = time.perf_counter()
                 row["vs_strong"] = duplicate_2v2(game, net, "strong", opts.eval_deals, opts.eval_seed)
                 row["vs_start"] = duplicate_2v2(game, net, start, opts.eval_deals, opts.eval_seed)
                 row["seconds"]["eval"] = round(time.perf_counter() - t2, 1)
             rounds.append(row)
-            _log_round(writer, row, say)
+            board.round(row)
+            _say_round(row, say)
+        finished = True
     finally:
-        writer.close()
+        board.close(finished)
     return {"game": game.name, "players": game.players, "options": _plain(opts), "rounds": rounds, "out": opts.out}
+
+
+def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> None:
+    """The policy after round ``round_no`` to ``opts.out``, with its sidecar, as ``bobshat imitate`` writes one.
+
+    :func:`train.imitate._write_checkpoint`: runs writing the same ``out``
+    take turns (a ``flock`` on its folder), so the sidecar and the checkpoint
+    are one run's; a write that fails part-way (a full disk, a SIGTERM)
+    leaves the old pair. A failed write is a one-line error naming ``--out``.
+    """
+    from bobshat_env.paths import OutputWriteError
+
+    tensors = {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}
+    try:
+        _write_checkpoint(opts.out, tensors, _meta(game, net, opts, round_no))
+    except OutputWriteError as err:  # the sidecar's path is not --out's: name the flag here
+        raise ExpertError(f"--out: {err}") from None
+
+
+def _board_error(log_dir: str, err: OSError) -> ExpertError:
+    return ExpertError(f"--log-dir: cannot write {log_dir}: {err.strerror or err}")
+
+
+def _is_board_thread(thread: threading.Thread | None) -> bool:
+    """TensorBoard's writer thread (tensorboard.summary.writer.event_file_writer's)."""
+    return type(thread).__module__.startswith("tensorboard.")
+
+
+class _Board:
+    """TensorBoard's writer of a run (``log_dir``), its failures (a full disk) one-line errors naming ``--log-dir``.
+
+    The writer's thread meets the error and ends with it; tensorboard raises
+    it again in the thread that writes next, here, where it becomes the
+    error. The thread's own report of it (a traceback on stderr) is dropped
+    while the board is open. A writer that cannot start takes back the
+    folders and the events file it made: nothing else has run yet.
+    """
+
+    def __init__(self, log_dir: str) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.log_dir = log_dir
+        self._hook = threading.excepthook
+        threading.excepthook = self._quiet
+        folder = Path(log_dir)
+        made = [q for q in (folder, *folder.parents) if not q.exists()]  # deepest first
+        try:
+            self.writer = SummaryWriter(log_dir)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                for name in os.listdir(folder):  # its events file names this process: events.out.tfevents.T.HOST.PID.N
+                    if name.startswith("events.out.tfevents.") and f".{os.getpid()}." in name:
+                        (folder / name).unlink()
+            for q in made:
+                with contextlib.suppress(OSError):
+                    q.rmdir()
+            self._restore()
+            raise _board_error(log_dir, err) from None
+
+    def _quiet(self, args: Any) -> None:
+        if not (isinstance(args.exc_value, OSError) and _is_board_thread(args.thread)):
+            self._hook(args)
+
+    def _restore(self) -> None:
+        for t in threading.enumerate():  # a writer thread that failed: let it finish reporting, to the quiet hook
+            if _is_board_thread(t) and getattr(t, "exception", None) is not None:
+                t.join(timeout=5)
+        threading.excepthook = self._hook
+
+    def round(self, row: dict[str, Any]) -> None:
+        """A round's numbers (:func:`_board_round`)."""
+        try:
+            _board_round(self.writer, row)
+        except OSError as err:
+            raise _board_error(self.log_dir, err) from None
+
+    def close(self, finished: bool) -> None:
+        """Close the writer; its error is the one to report only if the run ``finished`` (else one is on its way)."""
+        try:
+            self.writer.close()
+        except OSError as err:
+            if finished:
+                raise _board_error(self.log_dir, err) from None
+        finally:
+            self._restore()
 
 
 def _plain(opts: ExpertOptions) -> dict[str, Any]:
@@ -427,8 +559,8 @@ def _meta(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> dict
     }
 
 
-def _log_round(writer: Any, row: dict[str, Any], say: Callable[[str], None]) -> None:
-    """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``) and one console line."""
+def _board_round(writer: Any, row: dict[str, Any]) -> None:
+    """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``)."""
     step = row["round"]
     for key in ("agreement_before", "agreement_after_train", "agreement_after_held_out"):
         for kind, v in (row[key] or {}).items():
@@ -440,6 +572,11 @@ def _log_round(writer: Any, row: dict[str, Any], say: Callable[[str], None]) -> 
         if name in row:
             writer.add_scalar(f"eval/{name}_per_hand", row[name][0], step)
     writer.flush()
+
+
+def _say_round(row: dict[str, Any], say: Callable[[str], None]) -> None:
+    """A round's console line."""
+    step = row["round"]
 
     def pct(part: dict[str, Any] | None) -> str:
         return "-" if part is None or part["all"] is None else f"{part['all']:.1%}"
@@ -459,16 +596,16 @@ def _log_round(writer: Any, row: dict[str, Any], say: Callable[[str], None]) -> 
 def cli_expert(args: Any, options: dict[str, Any], opts: ExpertOptions) -> int:
     """``bobshat expert``: the game from ``options`` (make_game's), the run from ``opts`` (checked)."""
     from bobshat_env.games import make_game
-    from bobshat_env.paths import check_writable, replace_bytes
+    from bobshat_env.paths import replace_bytes
+    from train.pool import sigterm_as_exit
 
     check_options(opts)
     game = make_game(args.game, **options)
-    check_writable(opts.out, "--out")
-    if args.json not in (None, "-"):
-        check_writable(args.json, "--json")
+    check_outputs(opts, args.json)
     load_policy(opts.init_from, game)  # a missing or another game's checkpoint: an error before anything is written
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    report = expert(game, opts, log)
+    with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup (a checkpoint write taken back, the log closed)
+        report = expert(game, opts, log)
     if args.json is not None:
         data = json.dumps(report, indent=1) + "\n"
         if args.json == "-":
@@ -484,10 +621,13 @@ __all__ = [
     "ExpertOptions",
     "Labels",
     "agreement",
+    "board_dir",
     "check_options",
+    "check_outputs",
     "cli_expert",
     "duplicate_2v2",
     "expert",
     "label_round",
     "options_from",
+    "save_round",
 ]

@@ -363,7 +363,7 @@ def cmd_expert(args: argparse.Namespace) -> int:
                 preset = yaml.safe_load(f) or {}
         except OSError as err:
             raise ExpertError(f"--config: cannot read {args.config}: {err.strerror or err}") from None
-        except yaml.YAMLError as err:
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
             raise ExpertError(f"--config: {args.config} is not valid YAML: {str(err).splitlines()[0]}") from None
         if not isinstance(preset, dict):
             raise ExpertError(f"--config: {args.config} must hold a mapping of options")
