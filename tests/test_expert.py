@@ -234,6 +234,7 @@ def _release(fifo: Path, reader: threading.Thread) -> None:
         ("json-is-out", "--json {tmp}/out.pt: that is --out or its sidecar"),
         ("out-is-a-fifo", "--out: cannot write {tmp}/out.pt: not a regular file"),
     ],
+    ids=lambda v: v if not v.startswith("--") else "msg",
 )
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, capsys, case, message):
     """Found by trying: a file at --log-dir was a FileExistsError traceback; a folder at the sidecar's path
