@@ -40,6 +40,7 @@ def fuzz_settings(n: int) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
 
+
 HUGE = str(2**64)  # past every 64-bit count and seed
 # --------------------------------------------------------------------------
 # Kind -> hostile values (strings, as a shell would pass them)
@@ -61,6 +62,9 @@ OUTPUT_PATHS = [
     "out.jsonl", "out.json", "out.png", "existing.jsonl", "ro.jsonl", "link.jsonl", "dangling.jsonl",
     "dir", "dir/", "fifo", "null", "missing/sub/out.jsonl", "existing.jsonl/sub", "-", "", ".", "x" * 300,
 ]
+# The path-like values every output path flag gets in turn (tests/test_fuzz_cli.py): a folder, a missing parent,
+# a FIFO, a link to a file, a dangling link.
+PATH_LIKE = ["dir", "missing/sub/out.jsonl", "fifo", "link.jsonl", "dangling.jsonl"]
 # Inputs never name the FIFO: reading one blocks until a writer comes, which is what a FIFO is for.
 INPUT_PATHS = [
     "existing.jsonl", "ro.jsonl", "link.jsonl", "dangling.jsonl", "dir", "null", "missing/x", "-", "",
@@ -109,8 +113,10 @@ NEVER_VALID["spec_list"] = NEVER_VALID["spec"] | {"nosuch,strong"}
 
 # --------------------------------------------------------------------------
 # Flag kinds, from the parsers themselves
-OUTPUT_DESTS = {"records", "json", "plot", "save", "records_dir", "runs_dir"}
-INPUT_DESTS = {"file", "config", "init", "init_from"}
+# Path flags get path-like values (a folder, a missing parent, a FIFO, a link, a device), not plain text: the
+# files (--out: a checkpoint) and the folders (--log-dir, --runs-dir) a command writes, the files it reads.
+OUTPUT_DESTS = {"records", "json", "plot", "save", "records_dir", "runs_dir", "out", "log_dir"}
+INPUT_DESTS = {"file", "config", "init", "init_from", "vr_value"}
 SPEC_DESTS = {"agents", "opponents", "target", "bidders", "play"}
 SPEC_LIST_DESTS = {"heuristics", "eval_opponents"}
 
@@ -140,6 +146,8 @@ def kind_of(action: argparse.Action, default: Any = None) -> str:
             return "yaml"
         if isinstance(default, list):
             return "spec_list" if dest in SPEC_LIST_DESTS else "int_list"
+    if dest == "records" and action.nargs in ("+", "*"):  # imitate --records FILE...: records it reads
+        return "input_path"
     if dest in OUTPUT_DESTS:
         return "output_path"
     if dest in INPUT_DESTS:

@@ -53,7 +53,7 @@ WORK = {
     "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
     "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "train.imitate": ["build_sets"],  # imitate: the records are replayed into decisions
-    "train.expert": ["expert"],  # expert: options and the policy checked, the rounds begin
+    "train.expert": ["label_round"],  # expert: options, outputs, the policy checked, TensorBoard opened; play begins
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
 }
@@ -99,6 +99,7 @@ def warm() -> None:
         "train.exploit",
         "train.imitate",
         "train.expert",
+        "torch.utils.tensorboard",  # expert opens its TensorBoard writer before its work
         "train.ppo.run",
         "benchmarks.throughput",
         "bobshat_env.app.web.app",

@@ -135,6 +135,9 @@ def test_every_command_and_flag_is_known():
     assert kinds[("serve", "--idle-timeout")] == "float" and kinds[("bench", "--batches")] == "int_list"
     assert kinds[("train", "--learning-rate")] == "float" and kinds[("train", "--hidden")] == "int_list"
     assert kinds[("train", "--heuristics")] == "spec_list" and kinds[("exploit", "--target")] == "spec"
+    # path flags get paths (a folder, a missing parent, a FIFO, a link), not plain text
+    assert kinds[("expert", "--out")] == kinds[("expert", "--log-dir")] == kinds[("imitate", "--out")] == "output_path"
+    assert kinds[("imitate", "--records")] == kinds[("eval", "--vr-value")] == "input_path"
 
 
 # --------------------------------------------------------------------------
@@ -393,6 +396,19 @@ def test_outputs_to_hostile_paths_lose_nothing(runner, sandboxes, command, flag)
         run_example(runner, sandboxes, command, [(flag, value), *extra], stub=False, base=REAL[command])
 
     prop()
+
+
+# The output path flags of the commands without a real run above: each path-like value in turn, the work stubbed
+STUBBED_PATHS = [(c, f) for c in COMMANDS if c not in REAL for f in FLAGS[c] if f.kind == "output_path"]
+
+
+@pytest.mark.parametrize(("command", "flag"), STUBBED_PATHS, ids=[f"{c} {f.option}" for c, f in STUBBED_PATHS])
+def test_path_flags_get_every_path_like_value(runner, sandboxes, command, flag):
+    """A folder, a missing parent, a FIFO, a link, a dangling link (``fuzz_hostile.PATH_LIKE``) at each output
+    path flag (``--out``, ``--log-dir``, ``--runs-dir`` ...): refused with one line naming it and nothing changed,
+    or accepted with every link, FIFO and file no flag named left as it was."""
+    for value in H.PATH_LIKE:
+        run_example(runner, sandboxes, command, [(flag, value)], stub=True)
 
 
 def test_the_sandbox_holds_every_kind_of_path():
