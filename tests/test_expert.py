@@ -233,6 +233,8 @@ def _release(fifo: Path, reader: threading.Thread) -> None:
         ("json-is-the-sidecar", "--json {tmp}/out.pt.json: that is --out or its sidecar"),
         ("json-is-out", "--json {tmp}/out.pt: that is --out or its sidecar"),
         ("out-is-a-fifo", "--out: cannot write {tmp}/out.pt: not a regular file"),
+        ("log-dir-is-out", "--log-dir {tmp}/out.pt: it would make a folder of --out's {tmp}/out.pt"),
+        ("log-dir-under-the-sidecar", "--log-dir {tmp}/out.pt.json/tb: it would make a folder of --out's"),
     ],
     ids=lambda v: v if not v.startswith("--") else "msg",
 )
@@ -240,7 +242,9 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, ca
     """Found by trying: a file at --log-dir was a FileExistsError traceback; a folder at the sidecar's path
     failed only after the round's work, with the TensorBoard folder made; --json naming --out's sidecar (or
     --out) overwrote it with the report; a FIFO at --out took the checkpoint into the pipe (and with no
-    reader, hung the run). Each is one line now, exit status 2, before anything is written."""
+    reader, hung the run); a --log-dir at --out (or below it, or its sidecar) made a folder there, and the
+    checkpoint could not be written after the round. Each is one line now, exit status 2, before anything is
+    written."""
     out, tb, argv = tmp_path / "out.pt", tmp_path / "tb", []
     reader = None
     if case == "log-dir-is-a-file":
@@ -250,6 +254,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tmp_path, ca
         tb = tmp_path / "file" / "tb"
     elif case == "sidecar-is-a-folder":
         (tmp_path / "out.pt.json").mkdir()
+    elif case == "log-dir-is-out":
+        tb = out
+    elif case == "log-dir-under-the-sidecar":
+        tb = tmp_path / "out.pt.json" / "tb"
     elif case.startswith("json-is-"):
         argv = ["--json", str(out) + (".json" if case == "json-is-the-sidecar" else "")]
     else:

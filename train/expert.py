@@ -200,6 +200,10 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
         if os.path.realpath(json_path) in {os.path.realpath(out), os.path.realpath(sidecar)}:
             raise ExpertError(f"--json {json_path}: that is --out or its sidecar {sidecar}; name another file")
     folder = Path(board_dir(opts))
+    board = os.path.realpath(folder)
+    for path in (out, sidecar):  # the log dir's folders would take the checkpoint's place
+        if board == os.path.realpath(path) or board.startswith(os.path.join(os.path.realpath(path), "")):
+            raise ExpertError(f"--log-dir {folder}: it would make a folder of --out's {path}; name another folder")
     first = next(q for q in (folder, *folder.parents) if q.exists() or q.is_symlink())
     if not first.is_dir():
         raise ExpertError(f"--log-dir: cannot write {folder}: {first} is not a folder")
