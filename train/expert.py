@@ -45,7 +45,13 @@ The checkpoint ``out`` is written (atomically) after every round: an
 ordinary policy that ``ppo:PATH`` plays and ``bobshat train --init-from``
 continues (PPO after distillation is the mix of the two losses, in turn).
 Every option is checked before anything is read or written; a bad one is a
-one-line error naming it.
+one-line error naming it. So are the outputs (:func:`check_outputs`: ``out``
+and its sidecar regular files, ``--json`` neither of them, ``log_dir`` a
+folder that can be made and not in the checkpoint's place). Two runs writing
+the same ``out`` take turns at each write (``bobshat imitate``'s writer: a
+lock, and a write that fails part-way leaves the previous round's pair);
+SIGTERM exits 143 and Ctrl-C 130, leaving the last finished round's
+checkpoint; a full disk at ``out`` or ``log_dir`` is a one-line error.
 """
 
 from __future__ import annotations
