@@ -17,14 +17,16 @@ import numpy as np
 import pytest
 import torch
 from procs import run_here
+from test_records import play
 
 from agents import make_agent
 from agents.arena import play_games
 from agents.checkpoint import load_checkpoint
 from bobshat_env.app.cli import main
+from bobshat_env.core import bobs_hat
 from bobshat_env.games import make_game
 from bobshat_env.records import Recorder, read_records
-from train.imitate import ImitateOptions, build_sets, game_decisions, holdout_games, imitate
+from train.imitate import ImitateOptions, batch_decisions, build_sets, game_decisions, holdout_games, imitate
 
 # A short Bob's Hat (2 hands: 54 decisions a game) keeps the learning test to seconds.
 BH_FLAGS = ["--game", "bobs_hat", "--players", "4", "--hands", "2"]
@@ -65,6 +67,39 @@ def test_rows_are_what_the_players_saw_and_chose(name, options):
     for what, a, b in zip(("observations", "masks", "actions"), live, replayed):
         assert np.array_equal(a, b), what
     assert np.abs(live[0]).sum() > 0 and len(set(live[2].tolist())) > 10
+
+
+@pytest.mark.parametrize(
+    "name, options, agent",
+    [
+        ("bobs_hat", {"hands": 4, "first_dealer": -1, "no_bid": True, "double_fewest": True}, "random"),
+        ("bobs_hat", {"hands": 4}, "strong"),
+        ("oh_hell", {"deal_style": "short_low", "first_dealer": -1}, "strong"),
+    ],
+    ids=["bobs_hat_options", "bobs_hat", "oh_hell"],
+)
+def test_the_batched_replay_gives_the_one_record_replay_rows_bit_for_bit(name, options, agent):
+    """``batch_decisions`` (many records' hands stepped together, the actions forced) equals
+    ``game_decisions`` (each record replayed alone, every state kept) in every array, dtype and shape: games
+    of different first dealers (different configs), the options' bids, totals carried from hand to hand."""
+    game = make_game(name, players=4, **options)
+    if agent == "random":  # random legal actions, now and then a no-bid (tests/test_records.py)
+        records, _ = play(bobs_hat, game.config, 12, seed=3, nobid_p=0.2)
+    else:
+        agents = [make_agent(agent, game, seed=i) for i in range(4)]
+        records = play_games(game, agents, 12, seed=9, recorder_factory=Recorder).records
+    if options.get("no_bid"):
+        assert any([] in h["bids"] for r in records for h in r["hands"])  # a no-bid: later hands observe it
+    if options.get("first_dealer") == -1:
+        assert len({r["config"]["first_dealer"] for r in records}) > 1
+    one = [game_decisions(game, r) for r in records]
+    together = batch_decisions(game, records)
+    assert len(together) == len(records)
+    for a, b in zip(one, together):
+        for what, x, y in zip(("obs", "mask", "action", "value"), a, b):
+            assert x.dtype == y.dtype and x.shape == y.shape, what
+            assert np.array_equal(x, y), what
+    assert np.abs(np.concatenate([v for *_, v in one])).sum() > 0
 
 
 def test_value_target_is_the_hand_margin_from_the_first_decision():

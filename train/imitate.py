@@ -3,13 +3,21 @@
 ``bobshat imitate --records FILE... --game G --players P --out PATH`` reads
 records (docs/records.md: games written by ``bobshat simulate --records``,
 the terminal or the browser), replays every one with the rules
-(:func:`bobshat_env.records.replay_steps`: nothing in a record is trusted; a
-corrupt record, or a record of another game or other options, is an error
-naming the file and line, and nothing is written), and turns each decision
-into a training row: the observation and legal mask the seat to act had
-(computed by the game's own ``observe`` and ``legal_action_mask`` on the
+(:func:`bobshat_env.records.validate.replay_report`: nothing in a record is
+trusted; a corrupt record, or a record of another game or other options, is
+an error naming the file and line, and nothing is written), and turns each
+decision into a training row: the observation and legal mask the seat to act
+had (computed by the game's own ``observe`` and ``legal_action_mask`` on the
 replayed state, exactly what :class:`agents.ppo_agent.PPOAgent` sees in play)
 and, as the target, the action the record says it chose.
+
+The replay checks each record alone, keeping only each hand's deal and the
+actions; the hands of ``REPLAY_BATCH`` records are then stepped again together
+through the batched core with the recorded actions forced
+(:func:`batch_decisions`), which gives the same rows, bit for bit, as
+replaying each record while keeping every state (:func:`game_decisions`, the
+reference) at under half the CPU (Bob's Hat 4p: about 36 ms a game instead of
+85 ms, of which the checking replay is 28 ms).
 
 The held-out split is by game, not by decision: a game's decisions are
 alike (same deal, same players), so a split by decision would measure
@@ -64,9 +72,11 @@ from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
-from bobshat_env.records import read_records, replay_steps
+from bobshat_env.records import read_records, replay_report, replay_steps
+from bobshat_env.records.steps import watching
 
 REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
+REPLAY_BATCH = 500  # records whose hands are stepped again together (batch_decisions)
 DEFAULT_HIDDEN = (128, 128)  # the presets' network (configs/*.yaml), so train --init-from accepts the result
 
 
@@ -197,6 +207,99 @@ def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.
     return obs, mask, action, _value_targets(np.asarray(rewards), np.asarray(entry_of), seat)
 
 
+def _hand_entries(record: dict) -> tuple[Any, Any, list[tuple[Any, list[int]]]]:
+    """(core module, config, [(fresh deal state, the entry's actions)] per hand entry) of a valid ``record``.
+
+    The record is replayed and checked as by :func:`game_decisions` (the same
+    replay, :func:`bobshat_env.records.validate.replay_report`), keeping only
+    each hand entry's deal and the actions (``watching(light=True)``), not the
+    states around every action. Raises :class:`ImitationError` as
+    :func:`game_decisions` does.
+    """
+    with watching(light=True) as steps:
+        report = replay_report(record)
+    if not report.ok:
+        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
+        raise ImitationError(f"{report.faults[0]}{more}")
+    entries: list[tuple[Any, list[int]]] = []
+    for step in steps:
+        if step.action is None:
+            entries.append((step.after, []))
+        else:
+            entries[-1][1].append(step.action)
+    entries = [e for e in entries if e[1]]
+    if not entries:
+        raise ImitationError("the record has no decisions")
+    return steps.module, steps.cfg, entries
+
+
+def batch_decisions(game: Any, records: list[dict]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`game_decisions` of each of ``records``, the same arrays bit for bit, at a fraction of the cost.
+
+    Each record is replayed and checked one by one (:func:`_hand_entries`);
+    then the hand entries of all of them are stepped again together through
+    the batched core, the recorded actions forced, one column of actions at a
+    time: the entries of the same number (first hands, second hands, ...) and
+    the same count of actions (and the same core config) form one batch. The
+    observation before each action is taken with the totals of the game's
+    earlier hands added to the scores, as in play. Raises
+    :class:`ImitationError` naming the record's index in ``records``.
+    """
+    parsed = []
+    for i, record in enumerate(records):
+        try:
+            parsed.append(_hand_entries(record))
+        except ImitationError as err:
+            raise ImitationError(f"record {i}: {err}") from None
+    return _step_entries(game, parsed)
+
+
+def _step_entries(game: Any, parsed: list[tuple[Any, Any, list]]) -> list[tuple[np.ndarray, ...]]:
+    """:func:`batch_decisions`'s second half: the decisions of records already replayed by :func:`_hand_entries`."""
+    rows: list[list[tuple[np.ndarray, ...]]] = [[] for _ in parsed]  # per record, per entry
+    carried = [np.zeros(game.players, dtype=np.int64) for _ in parsed]  # totals of the hands before
+    for e in range(max(len(p[2]) for p in parsed)):
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, (_, cfg, entries) in enumerate(parsed):
+            if e < len(entries):
+                groups.setdefault((repr(cfg), len(entries[e][1])), []).append(i)
+        for members in groups.values():
+            module, cfg = parsed[members[0]][0], parsed[members[0]][1]
+            state = _stack([parsed[i][2][e][0] for i in members])
+            actions = np.asarray([parsed[i][2][e][1] for i in members], dtype=np.int64)
+            plus = np.asarray([carried[i] for i in members])
+            for i, got in zip(members, _step_forced(game, module, cfg, state, actions, plus)):
+                rows[i].append(got)
+            for k, i in enumerate(members):
+                carried[i] = carried[i] + state.scores[k].astype(np.int64)
+    out = []
+    for i, parts in enumerate(rows):
+        obs, mask, action, rewards, seat = (np.concatenate(x) for x in zip(*parts))
+        entry_of = np.concatenate([np.full(len(p[2]), k) for k, p in enumerate(parts)])
+        if not mask[np.arange(len(action)), action].all():  # the replay checked every action: a bug if this fails
+            raise ImitationError(f"record {i}: a recorded action is not legal in its replayed state (a bug)")
+        out.append((obs, mask, action, _value_targets(rewards, entry_of, seat)))
+    return out
+
+
+def _step_forced(
+    game: Any, module: Any, cfg: Any, state: Any, actions: np.ndarray, plus: np.ndarray
+) -> list[tuple[np.ndarray, ...]]:
+    """Step the batch ``state`` through ``actions`` (B, T), the recorded actions; per row of the batch,
+    (obs, mask, action, rewards, seat) of its T decisions, observed with ``plus`` (B, P) added to the scores."""
+    parts: list[tuple[np.ndarray, ...]] = []
+    for t in range(actions.shape[1]):
+        scores = state.scores.copy()
+        state.scores[:] = scores + plus.astype(scores.dtype)
+        seat = state.cur.astype(np.int64)
+        parts.append((game.observe(state, seat=seat), game.legal_action_mask(state), seat))
+        state.scores[:] = scores
+        res = module.step(cfg, state, actions[:, t], auto_deal=False)
+        parts[-1] += (res.rewards.astype(np.float64),)
+    obs, mask, seat, rewards = (np.stack(x, axis=1) for x in zip(*parts))  # (B, T, ...)
+    return [(obs[b], mask[b], actions[b], rewards[b], seat[b]) for b in range(actions.shape[0])]
+
+
 def _value_targets(rewards: np.ndarray, entry: np.ndarray, seat: np.ndarray) -> np.ndarray:
     """(n,) each decision's return to the end of its hand entry, as the presets reward it.
 
@@ -276,6 +379,16 @@ def build_sets(
     held = holdout_games(n_games, holdout, seed)
     sets = tuple(DecisionSet(game.obs_size(), game.n_actions, game.deck.n_cards) for _ in range(2))
     i, t0 = 0, time.perf_counter()
+    pending: list[tuple[Any, Any, list]] = []
+
+    def flush() -> None:
+        nonlocal pending
+        for k, rows in enumerate(_step_entries(game, pending)):
+            sets[int(held[i - len(pending) + k])].add_game(*rows)
+        pending = []
+        if log is not None:
+            log(f"replayed {i:,}/{n_games:,} games ({time.perf_counter() - t0:.0f} s)")
+
     for path in paths:
         for line, record, why in read_records(path):
             if record is None:
@@ -284,13 +397,14 @@ def build_sets(
             if wrong is not None:
                 raise ImitationError(f"--records: {path}: line {line}: {wrong}")
             try:
-                rows = game_decisions(game, record)
+                pending.append(_hand_entries(record))
             except ImitationError as err:
                 raise ImitationError(f"--records: {path}: line {line}: {err}") from None
-            sets[int(held[i])].add_game(*rows)
             i += 1
-            if log is not None and (i % 1000 == 0 or i == n_games):
-                log(f"replayed {i:,}/{n_games:,} games ({time.perf_counter() - t0:.0f} s)")
+            if len(pending) == REPLAY_BATCH:
+                flush()
+    if pending:
+        flush()
     return sets[0].finish(), sets[1].finish()
 
 

@@ -33,9 +33,18 @@ class ReplayStep:
 
 
 class _Steps(list):
-    """The steps a replay took, kept while :func:`watching` is active (see ``_WATCH``)."""
+    """The steps a replay took, kept while :func:`watching` is active (see ``_WATCH``).
+
+    ``light``: keep only each action (``before``, ``result`` and ``after`` None) and
+    each deal's state, and the core module and config the actions were stepped with
+    (``module``, ``cfg``): what a caller that steps the actions again itself needs
+    (``train.imitate`` steps many records' hands at once through the batched core).
+    """
 
     entry = 0
+    light = False
+    module: Any = None
+    cfg: Any = None
 
 
 # Set only inside watching(): the replay then keeps every state it passes through.
@@ -45,6 +54,10 @@ _WATCH: contextvars.ContextVar[_Steps | None] = contextvars.ContextVar("bobshat_
 def step_one(module: Any, cfg: Any, state: Any, action: int) -> Any:
     """Step a B = 1 state by one action with the game's core (no automatic deal); the StepResult."""
     watch = _WATCH.get()
+    if watch is not None and watch.light:
+        watch.module, watch.cfg = module, cfg
+        watch.append(ReplayStep(watch.entry, None, action, None, None))
+        return module.step(cfg, state, np.array([action], dtype=np.int64), auto_deal=False)
     before = state.copy() if watch is not None else None
     res = module.step(cfg, state, np.array([action], dtype=np.int64), auto_deal=False)
     if watch is not None:
@@ -61,9 +74,11 @@ def watch_deal(entry: int, state: Any) -> None:
 
 
 @contextlib.contextmanager
-def watching() -> Iterator[list[ReplayStep]]:
-    """Keep, in order, a :class:`ReplayStep` for each deal and action replayed inside the block."""
+def watching(light: bool = False) -> Iterator[_Steps]:
+    """Keep, in order, a :class:`ReplayStep` for each deal and action replayed inside the block (``light``:
+    the actions without the states around them; see :class:`_Steps`)."""
     steps = _Steps()
+    steps.light = light
     token = _WATCH.set(steps)
     try:
         yield steps
