@@ -2,9 +2,10 @@
 # The main job: a short train-then-evaluate demo on the default preset.
 # Trains PPO (self-play against the pool) for a few million table decisions,
 # then plays the new policy in duplicate games against the heuristic bots and
-# prints the evaluation table. How long the training takes depends on how busy
-# the machine's cores are: 28 s on 2 idle cores, 103 s at load 2-4 and 15.5
-# minutes at load 5-7 when measured; the first run also compiles the kernels
+# prints the evaluation table. How long the training takes depends on the CPU
+# and how busy its cores are: 28 s on 2 idle cores, 103 s at load 2-4 and 15.5
+# minutes at load 5-7 on one 2-core machine, 127 s on 2 idle cores of another
+# (AMD EPYC, AVX2 only) when measured; the first run also compiles the kernels
 # (15-30 s). The last lines say how long this run's training took and at what
 # rate (table decisions per second).
 set -euo pipefail
