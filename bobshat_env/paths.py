@@ -183,7 +183,7 @@ def _target(path: str | os.PathLike) -> tuple[Path, os.stat_result | None]:
 
 # --------------------------------------------------------------------------
 # Checking up front
-def check_writable(path: str | os.PathLike, what: str = "", append: bool = False) -> Path:
+def check_writable(path: str | os.PathLike, what: str = "", append: bool = False, regular: bool = False) -> Path:
     """Refuse (:class:`OutputPathError`) an output path that cannot be written; returns it as a Path.
 
     Checks what the later write will need, without changing anything: the
@@ -192,7 +192,10 @@ def check_writable(path: str | os.PathLike, what: str = "", append: bool = False
     file needs exactly that). With ``append`` an existing file must open for
     appending (the folder does not matter then). A link is checked at its
     target; a target that is not a regular file (``/dev/null``, a FIFO) must
-    open for writing. ``what`` (e.g. ``"--records"``) starts the message.
+    open for writing, unless ``regular``: a file replaced whole and read back
+    (a checkpoint and its sidecar) must be a regular file or not exist yet,
+    since a FIFO would block the run at its first write, with no reader, and
+    could never be read back. ``what`` (e.g. ``"--records"``) starts the message.
     The probes really open and create files rather than trusting
     ``os.access``, which answers yes to root even on a read-only file system.
     """
@@ -205,6 +208,8 @@ def check_writable(path: str | os.PathLike, what: str = "", append: bool = False
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise OutputPathError(f"{head}cannot write {path}: it is a folder; name a file")
         if st is not None and not stat.S_ISREG(st.st_mode):  # written directly
+            if regular:
+                raise OutputPathError(f"{head}cannot write {path}: not a regular file (it is read back); name a file")
             if stat.S_ISSOCK(st.st_mode):
                 raise OutputPathError(f"{head}cannot write {path}: it is a socket; name a file")
             if stat.S_ISFIFO(st.st_mode):  # opening it to try would hand its reader an end of file

@@ -11,6 +11,8 @@ written; the same seed gives the same weights.
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -361,3 +363,34 @@ def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path,
     with pytest.raises(SystemExit):
         _write_checkpoint(out, tensors, {**meta, "games": 2})
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
+
+
+@pytest.mark.parametrize("where", ["out", "sidecar"])
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_an_out_that_is_not_a_regular_file_is_refused_before_the_replay(simple_records, tmp_path, capsys, where, kind):
+    """Found by trying (bobshat expert had it too): a FIFO at --out (or at its sidecar OUT.json) was taken
+    as writable, and the checkpoint went into the pipe after the whole replay and fit; with no reader, the
+    run hung there, and nothing could read the checkpoint back. Now one line and exit status 2 before the
+    replay. A reader drains the FIFO so that the old code fails instead of hanging."""
+    out = tmp_path / "policy.pt"
+    target = out if where == "out" else out.with_name("policy.pt.json")
+    got: list[bytes] = []
+    reader = None
+    if kind == "fifo":
+        os.mkfifo(target)
+        reader = threading.Thread(target=lambda: got.append(target.read_bytes()), daemon=True)
+        reader.start()
+    else:
+        target.mkdir()
+    argv = ["imitate", *BH_FLAGS, "--records", str(simple_records), "--out", str(out), "--epochs", "1", "--quiet"]
+    try:
+        code, _, stderr = run(argv, capsys)
+    finally:
+        if reader is not None and reader.is_alive():
+            os.close(os.open(target, os.O_WRONLY))  # let the reader's open return
+            reader.join(timeout=10)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("bobshat imitate: error: --out: cannot write ") and str(target) in last, stderr
+    assert ("not a regular file" if kind == "fifo" else "it is a folder") in last, stderr
+    assert got in ([], [b""]) and sorted(p.name for p in tmp_path.iterdir()) == [target.name]

@@ -198,9 +198,7 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
     out = Path(opts.out)
     sidecar = out.with_name(out.name + ".json") if out.name else out  # a nameless path: check_writable refuses it
     for path in (out, sidecar):
-        check_writable(path, "--out")
-        if path.exists() and not path.is_file():  # (through links) a FIFO, a device: check_writable passes those
-            raise ExpertError(f"--out: cannot write {path}: not a regular file (a checkpoint is read back from it)")
+        check_writable(path, "--out", regular=True)  # a FIFO, a device: refused (a checkpoint is read back)
     if json_path not in (None, "-"):
         check_writable(json_path, "--json")
         if os.path.realpath(json_path) in {os.path.realpath(out), os.path.realpath(sidecar)}:

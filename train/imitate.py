@@ -648,7 +648,9 @@ def cli_imitate(args: Any, options: dict[str, Any]) -> int:
         minibatch_size=args.minibatch_size,
         value_coef=args.value_coef,
     )
-    check_writable(opts.out, "--out")
+    out = Path(opts.out)
+    for path in (out, out.with_name(out.name + ".json")) if out.name else (out,):  # the checkpoint, its sidecar
+        check_writable(path, "--out", regular=True)
     if args.json not in (None, "-"):
         check_writable(args.json, "--json")
     to_stdout = args.json == "-"
