@@ -295,6 +295,26 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, old)
 
 
+def _numba_compiling() -> Any:
+    """numba's compiler lock if this thread holds it (a kernel is being compiled), else None.
+
+    A SIGTERM raised as ``SystemExit`` inside numba's compiler (in llvmlite)
+    leaves half-built objects whose ``__del__`` prints "Exception ignored ...
+    Traceback" as the process ends: found when a test's SIGTERM came during a
+    cold-cache compile. numba is not imported here if nothing has imported it.
+    """
+    mod = sys.modules.get("numba.core.compiler_lock")
+    lock = getattr(mod, "global_compiler_lock", None)
+    return lock if lock is not None and lock.is_locked() else None
+
+
+def _resend_after(lock: Any, signum: int) -> None:
+    """Wait for ``lock`` (numba's compiler lock) to be free, then send ``signum`` to the main thread again."""
+    with lock:
+        pass
+    signal.pthread_kill(threading.main_thread().ident, signum)
+
+
 @contextlib.contextmanager
 def sigterm_as_exit(replace: bool = False) -> Iterator[None]:
     """Within the block, SIGTERM raises ``SystemExit(143)`` in the main thread, so cleanup code runs.
@@ -304,6 +324,8 @@ def sigterm_as_exit(replace: bool = False) -> Iterator[None]:
     Outside the main thread (where signal handlers cannot be set), and where
     the caller already handles (or ignores) SIGTERM, it changes nothing,
     unless ``replace`` (a library set its own handler: ``ray.init`` does).
+    A SIGTERM that comes while numba compiles a kernel in this thread takes
+    effect when the compile is done (see :func:`_numba_compiling`).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -313,6 +335,10 @@ def sigterm_as_exit(replace: bool = False) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
+        lock = _numba_compiling()
+        if lock is not None:  # take the signal again once the compile is done
+            threading.Thread(target=_resend_after, args=(lock, signum), daemon=True).start()
+            return
         raise SystemExit(128 + signum)
 
     old = signal.signal(signal.SIGTERM, handler)
