@@ -20,10 +20,12 @@ from train.pool import sigterm_as_exit
 
 
 def test_a_sigterm_inside_a_compile_exits_after_it():
+    """``replace``: an earlier test (ray.init) may have left its own SIGTERM handler in this process."""
     assert threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM)
     reached: list[str] = []
     with pytest.raises(SystemExit) as got:
-        with sigterm_as_exit():
+        with sigterm_as_exit(replace=True):
             with global_compiler_lock:  # as numba holds it while it compiles
                 os.kill(os.getpid(), signal.SIGTERM)
                 time.sleep(0.3)  # the handler runs in here: it must not raise inside the compile
@@ -35,12 +37,14 @@ def test_a_sigterm_inside_a_compile_exits_after_it():
     assert got.value.code == 143
     assert reached == ["compile done"]
     assert not global_compiler_lock.is_locked()
-    assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_a_sigterm_outside_a_compile_exits_at_once():
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as got:
-        with sigterm_as_exit():
+        with sigterm_as_exit(replace=True):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(10)
     assert got.value.code == 143
+    assert signal.getsignal(signal.SIGTERM) is before
