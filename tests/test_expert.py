@@ -349,30 +349,14 @@ def policy_pair(game):
 def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree(tmp_path, monkeypatch, policy_pair):
     """As ``bobshat imitate`` (tests/test_imitate.py): run A is held between the sidecar and the checkpoint
     while run B writes both. Without the lock on the folder the sidecar would be B's and the checkpoint A's."""
-    import agents.checkpoint as ckpt
+    from checkpoint_race import race
+
     from train.expert import save_round
 
     game, net = policy_pair
     out = tmp_path / "out.pt"
-    real = ckpt._paths.replace_bytes
-    a_wrote_sidecar, b_done = threading.Event(), threading.Event()
-
-    def replace_bytes(path, data):
-        real(path, data)
-        if threading.current_thread().name == "A":
-            a_wrote_sidecar.set()
-            b_done.wait(timeout=3)  # B finishes meanwhile, unless a lock makes it wait for A (then A goes on)
-
-    monkeypatch.setattr(ckpt._paths, "replace_bytes", replace_bytes)
     opts = ExpertOptions(init_from=POLICY, out=str(out))
-    a = threading.Thread(name="A", target=save_round, args=(game, net, opts, 0))
-    a.start()
-    assert a_wrote_sidecar.wait(timeout=60)
-    b = threading.Thread(name="B", target=lambda: (save_round(game, net, opts, 1), b_done.set()))
-    b.start()
-    a.join(timeout=60)
-    b.join(timeout=60)
-    assert not a.is_alive() and not b.is_alive()
+    race(monkeypatch, lambda: save_round(game, net, opts, 0), lambda: save_round(game, net, opts, 1))
     inside = load_checkpoint(out)[1]
     beside = json.loads(out.with_name("out.pt.json").read_text())
     assert inside == beside and inside["expert"]["round"] in (1, 2)

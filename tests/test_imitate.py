@@ -314,31 +314,17 @@ def test_a_full_disk_keeps_the_old_checkpoint_and_its_sidecar(tmp_path):
 def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree(tmp_path, monkeypatch):
     """Each run writes the sidecar, then the checkpoint. Run A is held between the two while run B writes both:
     without a lock, the sidecar would be B's and the checkpoint A's. With it, B waits for A: last one wins both."""
-    import threading
+    from checkpoint_race import race
 
-    import agents.checkpoint as ckpt
     from train.imitate import _write_checkpoint
 
     tensors, meta = _small_policy()
     out = tmp_path / "policy.pt"
-    real = ckpt._paths.replace_bytes
-    a_wrote_sidecar, b_done = threading.Event(), threading.Event()
-
-    def replace_bytes(path, data):
-        real(path, data)
-        if threading.current_thread().name == "A":
-            a_wrote_sidecar.set()
-            b_done.wait(timeout=3)  # B finishes meanwhile, unless a lock makes it wait for A (then A goes on)
-
-    monkeypatch.setattr(ckpt._paths, "replace_bytes", replace_bytes)
-    a = threading.Thread(name="A", target=_write_checkpoint, args=(out, tensors, {**meta, "games": 1}))
-    a.start()
-    assert a_wrote_sidecar.wait(timeout=60)
-    b = threading.Thread(name="B", target=lambda: (_write_checkpoint(out, tensors, {**meta, "games": 2}), b_done.set()))
-    b.start()
-    a.join(timeout=60)
-    b.join(timeout=60)
-    assert not a.is_alive() and not b.is_alive()
+    race(
+        monkeypatch,
+        lambda: _write_checkpoint(out, tensors, {**meta, "games": 1}),
+        lambda: _write_checkpoint(out, tensors, {**meta, "games": 2}),
+    )
     inside = load_checkpoint(out)[1]
     beside = json.loads(out.with_name("policy.pt.json").read_text())
     assert inside == beside and inside["games"] in (1, 2)
