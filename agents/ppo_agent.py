@@ -35,6 +35,7 @@ from agents.checkpoint import (
     load_checkpoint,
 )
 from agents.features import TrickFeatures, prepare_inputs
+from agents.sparse_linear import sparse_linear
 from bobshat_env.core.symmetry import SuitSymmetry
 
 MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit (probability < 1e-34)
@@ -137,9 +138,17 @@ class PolicyNet(nn.Module):
         logits, value = self.head(x.to(self.device))
         return self.original_logits(logits, k), value
 
-    def head(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits, value) of prepared inputs (:meth:`prepare`), in the network's own action labelling."""
-        z = self.trunk(x)
+    def head(self, x: torch.Tensor, sparse: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value) of prepared inputs (:meth:`prepare`), in the network's own action labelling.
+
+        ``sparse``: the first layer as :func:`agents.sparse_linear.sparse_linear` (the same product over x's
+        non-zeros, equal to float32 rounding; the trainer's choice, ``Args.sparse_input``). Agents keep the
+        dense product, so a shipped policy's decisions are the same bit for bit."""
+        if sparse and len(self.trunk):
+            first = self.trunk[0]
+            z = self.trunk[1:](sparse_linear(x, first.weight, first.bias))
+        else:
+            z = self.trunk(x)
         return self.policy(z), self.value(z).squeeze(-1)
 
     def prepare(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:

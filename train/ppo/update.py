@@ -99,7 +99,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
             mb = perm[start : start + args.minibatch_size].to(dev)
             x = b_obs.index_select(0, mb).to(in_dtype)  # index_select: ~4x faster than b_obs[mb]
             with autocast(args.bf16, dev.type):
-                logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
+                logits, newvalue = net.head(x, sparse=args.sparse_input)  # stored inputs, masks, actions: canonical
             logits, newvalue = logits.float(), newvalue.float()
             logp_all = torch.log_softmax(masked_logits(logits, b_legal.index_select(0, mb)), dim=-1)
             newlogp = logp_all.gather(1, b_act.index_select(0, mb)[:, None]).squeeze(1)
