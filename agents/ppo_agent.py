@@ -35,7 +35,7 @@ from agents.checkpoint import (
     load_checkpoint,
 )
 from agents.features import TrickFeatures, prepare_inputs
-from agents.sparse_linear import sparse_linear
+from agents.sparse_linear import SparseRows, sparse_linear
 from bobshat_env.core.symmetry import SuitSymmetry
 
 MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit (probability < 1e-34)
@@ -138,17 +138,22 @@ class PolicyNet(nn.Module):
         logits, value = self.head(x.to(self.device))
         return self.original_logits(logits, k), value
 
-    def head(self, x: torch.Tensor, sparse: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def head(self, x: torch.Tensor | SparseRows) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits, value) of prepared inputs (:meth:`prepare`), in the network's own action labelling.
 
-        ``sparse``: the first layer as :func:`agents.sparse_linear.sparse_linear` (the same product over x's
-        non-zeros, equal to float32 rounding; the trainer's choice, ``Args.sparse_input``). Agents keep the
-        dense product, so a shipped policy's decisions are the same bit for bit."""
-        if sparse and len(self.trunk):
-            first = self.trunk[0]
-            z = self.trunk[1:](sparse_linear(x, first.weight, first.bias))
-        else:
-            z = self.trunk(x)
+        ``x`` as :class:`~agents.sparse_linear.SparseRows` (the trainer's update, ``Args.sparse_input``): the
+        first layer is the same product over x's non-zeros only (equal to float32 rounding). Agents pass
+        tensors, so a shipped policy's decisions stay the same bit for bit."""
+        if isinstance(x, SparseRows):
+            if not len(self.trunk):
+                x = x.dense().to(self.device)
+            else:
+                first = self.trunk[0]
+                return self._heads(self.trunk[1:](sparse_linear(x, first.weight, first.bias)))
+        return self._heads(self.trunk(x))
+
+    def _heads(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value) from the trunk's output."""
         return self.policy(z), self.value(z).squeeze(-1)
 
     def prepare(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, ...]:

@@ -1,5 +1,6 @@
 """The sparse first layer (agents/sparse_linear.py): the same product and gradients as a dense one, on the
-inputs the trainer feeds it (real prepared observations) and on the edges of its row lists."""
+inputs the trainer feeds it (real prepared observations, stored as float16) and on the edges of its lists;
+and the PPO update that uses it moves the weights as the dense one does."""
 
 from __future__ import annotations
 
@@ -9,51 +10,67 @@ import pytest
 import torch
 
 from agents.ppo_agent import PolicyNet
-from agents.sparse_linear import _scan, sparse_linear
-from bobshat_env.vector import VectorEnv
+from agents.sparse_linear import SparseRows, sparse_linear
+from benchmarks.sparse_linear import prepared_rows
+from train.ppo.config import Args, make_net
+from train.ppo.rollout import Rollout
+from train.ppo.update import ppo_update
 
 
-def _dense_and_sparse(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, grad: torch.Tensor):
-    """(y, dW, db) of the dense product and of the sparse one, for the same upstream gradient."""
+def _dense_and_sparse(x, weight: torch.Tensor, bias: torch.Tensor, grad: torch.Tensor):
+    """(y, dW, db) of the dense product of ``x`` and of the sparse one, for the same upstream gradient."""
     out = []
-    for f in (torch.nn.functional.linear, sparse_linear):
+    for f, arg in ((torch.nn.functional.linear, x.dense() if isinstance(x, SparseRows) else x), (sparse_linear, x)):
         w, b = weight.clone().requires_grad_(True), bias.clone().requires_grad_(True)
-        y = f(x, w, b)
+        y = f(arg, w, b)
         y.backward(grad)
         out.append((y.detach(), w.grad, b.grad))
     return out
 
 
-def _prepared_rows(n_steps: int = 12) -> torch.Tensor:
-    """Prepared inputs (trump relabelling and trick facts) of random Bob's Hat games: what the trainer stores."""
-    env = VectorEnv("bobs_hat", num_envs=64, players=4)
-    net = PolicyNet(env.obs_size, env.num_actions, hidden=(16,))
-    ts, rng, rows = env.reset(3), np.random.default_rng(0), []
-    for _ in range(n_steps):
-        rows.append(torch.from_numpy(ts.obs).clone())
-        ts = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in ts.action_mask]))
-    return torch.cat(rows)
+@pytest.fixture(scope="module")
+def prepared() -> torch.Tensor:
+    """Prepared inputs (trump relabelling and trick facts) of random Bob's Hat 4p games, as the trainer stores."""
+    return prepared_rows("bobs_hat", 4, 768).half().float()
 
 
-def test_scan_lists_every_non_zero_in_row_order():
+def test_lists_hold_every_non_zero_in_row_order():
     x = np.array([[0, 2.5, 0, 0], [0, 0, 0, 0], [1, 0, 0, -3], [0, 0, 0, 7]], dtype=np.float32)
-    ptr, col, val = _scan(x)
-    assert ptr.tolist() == [0, 1, 1, 3, 4]
-    assert col.tolist() == [1, 0, 3, 3]
-    assert val.tolist() == [2.5, 1.0, -3.0, 7.0]
+    for a in (x, x.astype(np.float16)):
+        r = SparseRows.from_dense(a)
+        assert r.ptr.tolist() == [0, 1, 1, 3, 4]
+        assert r.col.tolist() == [1, 0, 3, 3]
+        assert r.val.tolist() == [2.5, 1.0, -3.0, 7.0]
+        assert torch.equal(r.dense(), torch.from_numpy(x))
+    taken = SparseRows.from_dense(x).take(np.array([3, 1, 0, 3]))
+    assert torch.equal(taken.dense(), torch.from_numpy(x[[3, 1, 0, 3]]))
 
 
-def test_equal_to_the_dense_product_on_prepared_observations():
-    x = _prepared_rows()
-    assert 0.02 < (x != 0).float().mean() < 0.3  # the case it is built for: mostly zeros
+def test_float16_values_are_converted_exactly():
+    """Every one of the 65,536 half-precision bit patterns: the listed value is numpy's float32 of it (NaN as
+    NaN), and exactly the zeros (+0.0 and -0.0) are left out."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16).reshape(256, 256)
+    half = bits.view(np.float16)
+    r = SparseRows.from_dense(half)
+    want = half.astype(np.float32)
+    nz = want != 0
+    assert r.ptr[-1] == nz.sum() + np.isnan(want).sum() - np.isnan(want[nz]).sum()
+    got = r.dense().numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got[nz]), np.signbit(want[nz]))
+
+
+def test_equal_to_the_dense_product_on_prepared_observations(prepared):
+    assert 0.02 < (prepared != 0).float().mean() < 0.3  # the case it is built for: mostly zeros
     gen = torch.Generator().manual_seed(1)
-    weight = torch.randn(48, x.shape[1], generator=gen)
-    bias = torch.randn(48, generator=gen)
-    grad = torch.randn(x.shape[0], 48, generator=gen)
-    (y0, dw0, db0), (y1, dw1, db1) = _dense_and_sparse(x, weight, bias, grad)
-    torch.testing.assert_close(y1, y0, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(dw1, dw0, rtol=1e-5, atol=1e-4)
-    torch.testing.assert_close(db1, db0)
+    weight, bias = torch.randn(48, prepared.shape[1], generator=gen), torch.randn(48, generator=gen)
+    grad = torch.randn(256, 48, generator=gen)
+    rows = SparseRows.from_dense(prepared.half().numpy()).take(np.arange(512, 0, -2))  # as the update takes them
+    for x in (prepared[torch.arange(512, 0, -2)], rows):
+        (y0, dw0, db0), (y1, dw1, db1) = _dense_and_sparse(x, weight, bias, grad)
+        torch.testing.assert_close(y1, y0, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(dw1, dw0, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(db1, db0)
 
 
 @pytest.mark.parametrize(
@@ -71,24 +88,30 @@ def test_equal_to_the_dense_product_at_the_edges(x):
     gen = torch.Generator().manual_seed(2)
     weight, bias = torch.randn(5, 7, generator=gen), torch.randn(5, generator=gen)
     grad = torch.randn(x.shape[0], 5, generator=gen)
-    (y0, dw0, db0), (y1, dw1, db1) = _dense_and_sparse(torch.from_numpy(x), weight, bias, grad)
-    torch.testing.assert_close(y1, y0)
-    torch.testing.assert_close(dw1, dw0)
-    torch.testing.assert_close(db1, db0)
+    fits_half = bool(np.all(np.abs(x) < 6e4))
+    for arg in (
+        torch.from_numpy(x),
+        SparseRows.from_dense(x),
+        *[SparseRows.from_dense(x.astype(np.float16))] * fits_half,
+    ):
+        (y0, dw0, db0), (y1, dw1, db1) = _dense_and_sparse(arg, weight, bias, grad)
+        torch.testing.assert_close(y1, y0)
+        torch.testing.assert_close(dw1, dw0)
+        torch.testing.assert_close(db1, db0)
 
 
-def test_same_bits_on_any_number_of_threads():
+def test_same_bits_on_any_number_of_threads(prepared):
     """The weight gradient's chunks are fixed, not one per thread: a run's numbers do not depend on the CPUs."""
-    x = _prepared_rows(4)
+    rows = SparseRows.from_dense(prepared.half().numpy())
     gen = torch.Generator().manual_seed(3)
-    weight, bias = torch.randn(32, x.shape[1], generator=gen), torch.randn(32, generator=gen)
-    grad = torch.randn(x.shape[0], 32, generator=gen)
+    weight, bias = torch.randn(32, prepared.shape[1], generator=gen), torch.randn(32, generator=gen)
+    grad = torch.randn(rows.rows, 32, generator=gen)
     before = numba.get_num_threads()
     got = []
     try:
         for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
             numba.set_num_threads(threads)
-            got.append(_dense_and_sparse(x, weight, bias, grad)[1])
+            got.append(_dense_and_sparse(rows, weight, bias, grad)[1])
     finally:
         numba.set_num_threads(before)
     for a, b in zip(got[0], got[-1]):
@@ -96,33 +119,76 @@ def test_same_bits_on_any_number_of_threads():
 
 
 def test_dense_where_it_does_not_apply():
-    """bfloat16 (autocast on AVX-512/AMX CPUs), an input that needs a gradient: the dense product, same result."""
+    """bfloat16 weights (autocast on AVX-512/AMX CPUs), an input that needs a gradient: the dense product."""
     gen = torch.Generator().manual_seed(4)
     weight, bias = torch.randn(3, 6, generator=gen), torch.randn(3, generator=gen)
     xb = torch.randn(4, 6, generator=gen).to(torch.bfloat16)
-    assert torch.equal(
-        sparse_linear(xb, weight.bfloat16(), bias.bfloat16()),
-        torch.nn.functional.linear(xb, weight.bfloat16(), bias.bfloat16()),
-    )
+    want = torch.nn.functional.linear(xb, weight.bfloat16(), bias.bfloat16())
+    assert torch.equal(sparse_linear(xb, weight.bfloat16(), bias.bfloat16()), want)
+    rows = SparseRows.from_dense(xb.float().numpy())
+    assert torch.equal(sparse_linear(rows, weight.bfloat16(), bias.bfloat16()), want)
     xg = torch.randn(4, 6, generator=gen, requires_grad=True)
     sparse_linear(xg, weight, bias).sum().backward()
     assert xg.grad is not None and xg.grad.shape == xg.shape
+    with pytest.raises(ValueError, match="6 input columns for a layer of 5 inputs"):
+        sparse_linear(rows, weight[:, :5], bias)
 
 
-def test_policy_head_sparse_matches_dense_and_trains_alike():
-    """PolicyNet.head(sparse=True), as the trainer calls it, gives the dense head's outputs and gradients."""
-    x = _prepared_rows(4)
+def test_policy_head_on_lists_matches_the_dense_head(prepared):
+    """PolicyNet.head(SparseRows), as the update calls it, gives the dense head's outputs and gradients."""
     torch.manual_seed(5)
-    net = PolicyNet(x.shape[1], 86, hidden=(64, 32))
-    grads = []
-    for sparse in (False, True):
+    net = PolicyNet(prepared.shape[1], 86, hidden=(64, 32))
+    out = []
+    for x in (prepared, SparseRows.from_dense(prepared.numpy())):
         net.zero_grad()
-        logits, value = net.head(x, sparse=sparse)
+        logits, value = net.head(x)
         (logits.square().mean() + value.mean()).backward()
-        grads.append((logits.detach(), value.detach(), [p.grad.clone() for p in net.parameters()]))
-    torch.testing.assert_close(grads[1][0], grads[0][0], rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(grads[1][1], grads[0][1], rtol=1e-5, atol=1e-5)
-    for g1, g0 in zip(grads[1][2], grads[0][2]):
+        out.append((logits.detach(), value.detach(), [p.grad.clone() for p in net.parameters()]))
+    torch.testing.assert_close(out[1][0], out[0][0], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out[1][1], out[0][1], rtol=1e-5, atol=1e-5)
+    for g1, g0 in zip(out[1][2], out[0][2]):
         torch.testing.assert_close(g1, g0, rtol=1e-4, atol=1e-6)
-    with torch.inference_mode():  # the collector's call
-        torch.testing.assert_close(net.head(x, sparse=True)[0], grads[0][0], rtol=1e-5, atol=1e-5)
+
+
+def test_ppo_update_moves_the_weights_as_the_dense_update(prepared):
+    """Two epochs of minibatches on a stored (float16) rollout, from the same weights, sparse_input on and off:
+    the same weights and losses to float32 rounding."""
+    rng = np.random.default_rng(6)
+    n, a = prepared.shape[0], 86
+    mask = rng.random((n, a)) < 0.15
+    mask[:, 0] = True
+    f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
+    batch = Rollout(
+        obs=prepared.half().numpy(),
+        mask=mask,
+        actions=np.array([rng.choice(np.flatnonzero(m)) for m in mask]),
+        logprobs=f32(-np.log(mask.sum(1))),
+        values=f32(rng.standard_normal(n)),
+        advantages=f32(rng.standard_normal(n)),
+        returns=f32(rng.standard_normal(n)),
+        env_steps=n,
+        seconds=0.0,
+        episode_returns=f32([]),
+        pool_opponents=np.zeros(0, dtype=np.int64),
+        final_scores=f32([]),
+        win_shares=f32([]),
+        self_play_games=0,
+    )
+    from bobshat_env.games import make_game
+
+    results = []
+    for sparse in (False, True):
+        args = Args(game="bobs_hat", players=4, hidden=[64, 64], minibatch_size=128, sparse_input=sparse, bf16=False)
+        torch.manual_seed(7)
+        net = make_net(args, make_game("bobs_hat", players=4))
+        start = [p.detach().clone() for p in net.parameters()]
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3, eps=1e-5)
+        torch.manual_seed(8)  # the minibatch permutations
+        losses = ppo_update(net, opt, batch, args)
+        results.append((losses, [p.detach().clone() for p in net.parameters()]))
+    (l0, w0), (l1, w1) = results
+    assert l1 == pytest.approx(l0, rel=1e-4, abs=1e-6)
+    first_layer_moved = float((w0[0] - start[0]).abs().max())
+    assert first_layer_moved > 1e-3  # the update moved it far more than the tolerance below
+    for p1, p0 in zip(w1, w0):
+        torch.testing.assert_close(p1, p0, rtol=1e-4, atol=1e-5)

@@ -231,7 +231,7 @@ class RolloutCollector:
         dev = net.device  # the input stage ran on the CPU; the products run where the weights are
         in_dtype = net_input(self.args.bf16, dev.type)  # from the stored float16: as the update reads them
         with torch.inference_mode(), autocast(self.args.bf16, dev.type):
-            logits, value = net.head(self.obs_buf_t[sl].to(dev, in_dtype), sparse=self.args.sparse_input)
+            logits, value = net.head(self.obs_buf_t[sl].to(dev, in_dtype))
             logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))
             a = sample_actions(logits).cpu()
             logp = torch.log_softmax(logits, dim=-1).gather(1, a.to(dev)[:, None]).squeeze(1)
