@@ -45,7 +45,7 @@ class Args:
     torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; >1 thrashes on a busy machine)")
     bf16: bool = _arg(True, "bfloat16 matrix products where the hardware has them (AVX-512/AMX, Ampere+; else fp32)")
     sparse_input: bool = _arg(
-        True, "the first layer over the input's non-zeros only (float32 on CPU: ~2.5x faster there; agents/sparse_linear.py)"
+        True, "the update's first layer over the inputs' non-zeros only (float32 on CPU; agents/sparse_linear.py)"
     )
     device: str = _arg("auto", "where the network learns (and infers in-process): auto (CUDA if any), cpu, cuda")
     progress: bool = _arg(True, "show a progress bar on stderr")
