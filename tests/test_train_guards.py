@@ -127,7 +127,10 @@ def test_more_than_64_layers_or_huge_widths_are_refused_before_anything_is_writt
         ("reward-scale", "1e300"),
         ("reward-scale", "-1"),
         ("clip-coef", "1e300"),
-    ],
+    ]
+    # counts without a range of their own still fit 64 bits (the fuzz suite found --eval-every 2**64 ran)
+    + [(f, str(2**64)) for f in ("eval-every", "checkpoint-every", "snapshot-every", "minibatch-size")]
+    + [("update-epochs", str(10**30))],
 )
 def test_numbers_that_cannot_train_are_refused_naming_the_flag(tmp_path, capsys, flag, value):
     assert _train(tmp_path, f"--{flag}", value) == 2

@@ -289,6 +289,9 @@ def check_args(args: Args, pool: bool = True) -> None:
         value = getattr(args, f.name)
         if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison
             raise ValueError(f"{f.name} must be a finite number, got {value}")
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            # the README's rule for every count, size and seed, also for the fields without a range of their own
+            raise ValueError(f"{f.name} must be a 64-bit integer (|n| < 2**63), got {value:,}")
         lo, hi = _RANGES.get(f.name, (None, None))
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             want = f"at least {lo:,}" if hi is None else f"{lo:,} to {hi:,}"
