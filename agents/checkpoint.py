@@ -50,6 +50,7 @@ Integrity
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -290,7 +291,20 @@ def _zip_damage(path: Path, size: int) -> str:
 
 
 def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:
-    """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``."""
+    """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``.
+
+    The game, the observation size and the number of actions must be the
+    game's; then every option of the game (``meta["config"]``, as training
+    wrote it) must have the value it was trained with, except the options
+    that only schedule the hands (the config class's ``SCHEDULE_OPTIONS``:
+    how many hands, their sizes, who deals first), which leave what the
+    network sees and may do as it was trained. An option another rule would
+    change (scoring, bidding, what is shown) is refused even where the
+    observation size is equal: the policy learned other rules. An option the
+    checkpoint's config does not list (added since) is compared with its
+    default. Checkpoints with no ``config`` in their metadata (written
+    before it was recorded) are accepted as before, on the first checks alone.
+    """
     if game is None:
         return
     want = {"game": game.name, "obs_size": game.obs_size(meta.get("view", "private")), "n_actions": game.n_actions}
@@ -300,6 +314,18 @@ def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = 
                 f"{str(path)!r} was trained for {meta.get('game')} with {meta.get('players')} players "
                 f"(obs size {meta.get('obs_size')}, {meta.get('n_actions')} actions); it cannot play "
                 f"{game.name} with {game.players} players: {key} is {meta.get(key)!r}, the game needs {value!r}"
+            )
+    trained = meta.get("config")
+    if not isinstance(trained, dict):
+        return
+    cls = type(game.config)
+    free = getattr(cls, "SCHEDULE_OPTIONS", ())
+    for f in dataclasses.fields(cls):
+        was, now = trained.get(f.name, f.default), getattr(game.config, f.name)
+        if f.name not in free and was != now:
+            raise CheckpointError(
+                f"{str(path)!r} was trained for {game.name} with {f.name}={was!r}; this game has {f.name}={now!r}, "
+                f"other rules than the policy learned (only {', '.join(free)} may differ)"
             )
 
 
