@@ -50,6 +50,7 @@ Integrity
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -153,6 +154,44 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
     with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
         torch.save(blob, f)
+
+
+def write_checkpoint(out: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+    """:func:`save_checkpoint` (its sidecar ``OUT.json``, then the checkpoint) as one step among runs, and
+    all or nothing: how ``bobshat imitate`` and ``bobshat expert`` write ``--out``.
+
+    Two runs writing the same ``out`` take turns (an ``flock`` on its folder),
+    so the sidecar and the checkpoint are the same run's. A write that fails
+    part-way (a full disk, a SIGTERM or Ctrl-C) puts the sidecar back as it was
+    (none, or the old checkpoint's); a failed write comes out as the writer's
+    one-line ``OutputWriteError``, which torch's zip writer would otherwise
+    turn into a RuntimeError. (A training run locks its whole folder for the
+    run instead, ``train.ppo.rundir.run_lock``, and saves with
+    :func:`save_training_state`.)
+    """
+    import fcntl
+
+    out = Path(out)
+    sidecar = out.with_name(out.name + ".json")
+    out.parent.mkdir(parents=True, exist_ok=True)  # as save_checkpoint does
+    folder = os.open(out.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        old = sidecar.read_bytes() if sidecar.is_file() else None
+        try:
+            save_checkpoint(out, tensors, meta)
+        except BaseException as err:  # a SIGTERM (SystemExit, see cli_imitate) or Ctrl-C part-way too
+            with contextlib.suppress(OSError):  # the error to report is the write's
+                if old is None:
+                    sidecar.unlink(missing_ok=True)
+                else:
+                    _paths.replace_bytes(sidecar, old)  # room again: the checkpoint's temporary is gone
+            cause = err if isinstance(err, OSError) else err.__context__
+            if isinstance(cause, _paths.OutputWriteError):
+                raise cause from None
+            raise
+    finally:
+        os.close(folder)  # and the lock with it
 
 
 def _is_int(v: Any) -> bool:

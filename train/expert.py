@@ -71,13 +71,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import POLICY_PREFIX, net_meta
+from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
 from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
 from train.board import Board
-from train.imitate import ImitateOptions, _write_checkpoint, fit
+from train.imitate import ImitateOptions, fit
 
 BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
@@ -475,7 +475,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
 def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> None:
     """The policy after round ``round_no`` to ``opts.out``, with its sidecar, as ``bobshat imitate`` writes one.
 
-    :func:`train.imitate._write_checkpoint`: runs writing the same ``out``
+    :func:`agents.checkpoint.write_checkpoint`: runs writing the same ``out``
     take turns (a ``flock`` on its folder), so the sidecar and the checkpoint
     are one run's; a write that fails part-way (a full disk, a SIGTERM)
     leaves the old pair. A failed write is a one-line error naming ``--out``.
@@ -484,7 +484,7 @@ def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) ->
 
     tensors = {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}
     try:
-        _write_checkpoint(opts.out, tensors, _meta(game, net, opts, round_no))
+        write_checkpoint(opts.out, tensors, _meta(game, net, opts, round_no))
     except OutputWriteError as err:  # the sidecar's path is not --out's: name the flag here
         raise ExpertError(f"--out: {err}") from None
 
