@@ -50,6 +50,8 @@ Integrity
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -152,6 +154,44 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
     with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
         torch.save(blob, f)
+
+
+def write_checkpoint(out: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+    """:func:`save_checkpoint` (its sidecar ``OUT.json``, then the checkpoint) as one step among runs, and
+    all or nothing: how ``bobshat imitate`` and ``bobshat expert`` write ``--out``.
+
+    Two runs writing the same ``out`` take turns (an ``flock`` on its folder),
+    so the sidecar and the checkpoint are the same run's. A write that fails
+    part-way (a full disk, a SIGTERM or Ctrl-C) puts the sidecar back as it was
+    (none, or the old checkpoint's); a failed write comes out as the writer's
+    one-line ``OutputWriteError``, which torch's zip writer would otherwise
+    turn into a RuntimeError. (A training run locks its whole folder for the
+    run instead, ``train.ppo.rundir.run_lock``, and saves with
+    :func:`save_training_state`.)
+    """
+    import fcntl
+
+    out = Path(out)
+    sidecar = out.with_name(out.name + ".json")
+    out.parent.mkdir(parents=True, exist_ok=True)  # as save_checkpoint does
+    folder = os.open(out.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        old = sidecar.read_bytes() if sidecar.is_file() else None
+        try:
+            save_checkpoint(out, tensors, meta)
+        except BaseException as err:  # a SIGTERM (SystemExit, see cli_imitate) or Ctrl-C part-way too
+            with contextlib.suppress(OSError):  # the error to report is the write's
+                if old is None:
+                    sidecar.unlink(missing_ok=True)
+                else:
+                    _paths.replace_bytes(sidecar, old)  # room again: the checkpoint's temporary is gone
+            cause = err if isinstance(err, OSError) else err.__context__
+            if isinstance(cause, _paths.OutputWriteError):
+                raise cause from None
+            raise
+    finally:
+        os.close(folder)  # and the lock with it
 
 
 def _is_int(v: Any) -> bool:
@@ -290,7 +330,20 @@ def _zip_damage(path: Path, size: int) -> str:
 
 
 def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:
-    """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``."""
+    """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``.
+
+    The game, the observation size and the number of actions must be the
+    game's; then every option of the game (``meta["config"]``, as training
+    wrote it) must have the value it was trained with, except the options
+    that only schedule the hands (the config class's ``SCHEDULE_OPTIONS``:
+    how many hands, their sizes, who deals first), which leave what the
+    network sees and may do as it was trained. An option another rule would
+    change (scoring, bidding, what is shown) is refused even where the
+    observation size is equal: the policy learned other rules. An option the
+    checkpoint's config does not list (added since) is compared with its
+    default. Checkpoints with no ``config`` in their metadata (written
+    before it was recorded) are accepted as before, on the first checks alone.
+    """
     if game is None:
         return
     want = {"game": game.name, "obs_size": game.obs_size(meta.get("view", "private")), "n_actions": game.n_actions}
@@ -300,6 +353,18 @@ def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = 
                 f"{str(path)!r} was trained for {meta.get('game')} with {meta.get('players')} players "
                 f"(obs size {meta.get('obs_size')}, {meta.get('n_actions')} actions); it cannot play "
                 f"{game.name} with {game.players} players: {key} is {meta.get(key)!r}, the game needs {value!r}"
+            )
+    trained = meta.get("config")
+    if not isinstance(trained, dict):
+        return
+    cls = type(game.config)
+    free = getattr(cls, "SCHEDULE_OPTIONS", ())
+    for f in dataclasses.fields(cls):
+        was, now = trained.get(f.name, f.default), getattr(game.config, f.name)
+        if f.name not in free and was != now:
+            raise CheckpointError(
+                f"{str(path)!r} was trained for {game.name} with {f.name}={was!r}; this game has {f.name}={now!r}, "
+                f"other rules than the policy learned (only {', '.join(free)} may differ)"
             )
 
 

@@ -70,6 +70,10 @@ class BobsHatConfig:
     negative_scoring: bool = False
     renege_mode: bool = False
 
+    # options that only schedule the hands (how many, who deals first): every hand has the same rules, and the
+    # observation holds no count of hands, so a policy trained with other values plays them (agents.checkpoint)
+    SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("hands", "first_dealer")
+
     def __post_init__(self) -> None:
         _check_int(self, "players")
         if self.players not in BH_DEFAULT_HANDS:
@@ -119,6 +123,9 @@ class OhHellConfig:
 
     # the values each text option takes (a form offers them as a list)
     OPTION_CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"deal_style": OH_DEAL_STYLES, "scoring": OH_SCORINGS}
+    # options that only schedule the hands (their sizes, who deals first): every hand has the same rules, so a
+    # policy trained with other values plays them (agents.checkpoint.check_compatible)
+    SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("deal_style", "first_dealer")
 
     def __post_init__(self) -> None:
         _check_int(self, "players")

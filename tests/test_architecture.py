@@ -8,6 +8,10 @@
    branches on a game's name (``== "bobs_hat"``, ``in ("bobs_hat", ...)``, a
    dict keyed by game names, ``HELP["oh_hell"]``, ``isinstance(cfg,
    BobsHatConfig)``); it asks the :class:`~bobshat_env.games.Game`.
+3. Private names stay in their module: no ``from M import _name`` where M is
+   a module of ours (a shared helper is made public where it lives: expert
+   imported imitate's ``_write_checkpoint``, now
+   ``agents.checkpoint.write_checkpoint``).
 
 Each checker is first shown to catch what it forbids on a small synthetic
 module, so a green run means something.
@@ -114,6 +118,39 @@ def test_floor_checker_catches_upward_imports():
 def test_no_module_imports_from_a_floor_above(module, path):
     assert floor_of(module) is not None, f"{module} has no floor: add it to floor_of and docs/architecture.md"
     assert floor_violations(module, path.read_text(), path.name == "__init__.py") == []
+
+
+def private_imports(module: str, source: str, is_package: bool = False) -> list[str]:
+    """``from M import _name`` (one leading underscore) in ``module``, where M is a module of ours."""
+    package = module if is_package else module.rpartition(".")[0]
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        target = node.module or ""
+        if node.level:
+            base = package.split(".")
+            base = ".".join(base[: len(base) - node.level + 1])
+            target = f"{base}.{node.module}" if node.module else base
+        if floor_of(target) is None:
+            continue
+        for alias in node.names:
+            if alias.name.startswith("_") and not alias.name.startswith("__"):
+                bad.append(f"{module}:{node.lineno} imports {target}.{alias.name}, a private name of another module")
+    return bad
+
+
+def test_private_import_checker_catches_them():
+    assert private_imports("train.expert", "from train.imitate import ImitateOptions, _write_checkpoint, fit\n")
+    assert private_imports("train.ppo.run", "def f():\n    from .config import _check\n")
+    assert private_imports("bobshat_env.core", "from .observe import _x\n", is_package=True)
+    assert not private_imports("train.expert", "from agents.checkpoint import write_checkpoint\n")
+    assert not private_imports("train.x", "from numba.core import _helperlib\nfrom __future__ import annotations\n")
+
+
+@pytest.mark.parametrize("module, path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
+def test_no_module_imports_a_private_name_of_another(module, path):
+    assert private_imports(module, path.read_text(), path.name == "__init__.py") == []
 
 
 def test_cli_module_level_stays_light():

@@ -294,18 +294,18 @@ def test_a_full_disk_is_a_one_line_error_and_leaves_nothing_at_out(simple_record
 def test_a_full_disk_keeps_the_old_checkpoint_and_its_sidecar(tmp_path):
     """Over an older checkpoint, a write that fails part-way leaves the pair as it was: the checkpoint and the
     sidecar that describes it."""
+    from agents.checkpoint import write_checkpoint
     from bobshat_env.paths import OutputWriteError
     from tests.mounts import tmpfs
-    from train.imitate import _write_checkpoint
 
     tensors, meta = _small_policy()
     with tmpfs(tmp_path / "full", size_kb=64) as full:
         out = full / "policy.pt"
-        _write_checkpoint(out, tensors, {**meta, "games": 1})
+        write_checkpoint(out, tensors, {**meta, "games": 1})
         old = {p.name: p.read_bytes() for p in full.iterdir()}
         big = {**tensors, "policy.filler": torch.zeros(16_384)}  # 64 KB more than the old one: it does not fit
         with pytest.raises(OutputWriteError):
-            _write_checkpoint(out, big, {**meta, "games": 2})
+            write_checkpoint(out, big, {**meta, "games": 2})
         now = {p.name: p.read_bytes() for p in full.iterdir()}
         games = load_checkpoint(out)[1]["games"]
     assert now == old and games == 1
@@ -316,14 +316,14 @@ def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree
     without a lock, the sidecar would be B's and the checkpoint A's. With it, B waits for A: last one wins both."""
     from checkpoint_race import race
 
-    from train.imitate import _write_checkpoint
+    from agents.checkpoint import write_checkpoint
 
     tensors, meta = _small_policy()
     out = tmp_path / "policy.pt"
     race(
         monkeypatch,
-        lambda: _write_checkpoint(out, tensors, {**meta, "games": 1}),
-        lambda: _write_checkpoint(out, tensors, {**meta, "games": 2}),
+        lambda: write_checkpoint(out, tensors, {**meta, "games": 1}),
+        lambda: write_checkpoint(out, tensors, {**meta, "games": 2}),
     )
     inside = load_checkpoint(out)[1]
     beside = json.loads(out.with_name("policy.pt.json").read_text())
@@ -334,11 +334,11 @@ def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path,
     """``bobshat imitate`` turns SIGTERM into SystemExit(143) (train.pool.sigterm_as_exit); one that comes
     while the checkpoint goes to disk (its sidecar already written) leaves the old checkpoint and its sidecar,
     and no temporary."""
-    from train.imitate import _write_checkpoint
+    from agents.checkpoint import write_checkpoint
 
     tensors, meta = _small_policy()
     out = tmp_path / "policy.pt"
-    _write_checkpoint(out, tensors, {**meta, "games": 1})
+    write_checkpoint(out, tensors, {**meta, "games": 1})
     old = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
 
     def killed_part_way(obj, f, *args, **kwargs):
@@ -347,7 +347,7 @@ def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path,
 
     monkeypatch.setattr(torch, "save", killed_part_way)
     with pytest.raises(SystemExit):
-        _write_checkpoint(out, tensors, {**meta, "games": 2})
+        write_checkpoint(out, tensors, {**meta, "games": 2})
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
 
 

@@ -1,9 +1,11 @@
-"""A SIGTERM that comes while numba compiles a kernel takes effect when the compile is done.
+"""A SIGTERM or a Ctrl-C (SIGINT) that comes while numba compiles a kernel takes effect when the compile is done.
 
 Found by CI on a fresh clone (a cold numba cache): ``bobshat expert`` got its
 SIGTERM inside numba's compiler, the ``SystemExit`` raised there left a
 half-built llvmlite object, and its ``__del__`` printed "Exception ignored ...
 Traceback" as the process ended (exit status 143, but a traceback on stderr).
+A Ctrl-C during a cold-cache ``bobshat simulate`` did worse: "Exception
+ignored ... KeyboardInterrupt", then a RuntimeError traceback and status 1.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 import pytest
 from numba.core.compiler_lock import global_compiler_lock
 
-from train.pool import sigterm_as_exit
+from train.pool import sigint_after_compiles, sigterm_as_exit
 
 
 def test_a_sigterm_inside_a_compile_exits_after_it():
@@ -48,3 +50,64 @@ def test_a_sigterm_outside_a_compile_exits_at_once():
             time.sleep(10)
     assert got.value.code == 143
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's own SIGINT handler for the test (pytest keeps it, but a plugin may not), restored after."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield before
+    signal.signal(signal.SIGINT, before)
+
+
+def test_a_ctrl_c_inside_a_compile_interrupts_after_it(default_sigint):
+    reached: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with sigint_after_compiles():
+            with global_compiler_lock:  # as numba holds it while it compiles
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.3)  # the handler runs in here: it must not raise inside the compile
+                reached.append("compile done")
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # the Ctrl-C is taken again once the lock is free
+                time.sleep(0.05)
+            reached.append("no interrupt")
+    assert reached == ["compile done"]
+    assert not global_compiler_lock.is_locked()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_ctrl_c_outside_a_compile_interrupts_at_once(default_sigint):
+    with pytest.raises(KeyboardInterrupt):
+        with sigint_after_compiles():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(10)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_ignored_ctrl_c_stays_ignored(default_sigint):
+    """A command started in the background (SIGINT ignored) must not start taking Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with sigint_after_compiles():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_the_cli_takes_a_ctrl_c_after_the_compile(default_sigint, monkeypatch, capsys):
+    """``bobshat``'s main runs every command so: one line, status 130, the compile finished."""
+    from bobshat_env.app import cli
+
+    reached: list[str] = []
+
+    def compiling(args):
+        with global_compiler_lock:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)
+            reached.append("compile done")
+        time.sleep(10)
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_simulate", compiling)
+    assert cli.main(["simulate"]) == 130
+    assert reached == ["compile done"]
+    assert capsys.readouterr().err == "\nbobshat simulate: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

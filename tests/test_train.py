@@ -312,6 +312,36 @@ def test_a_checkpoint_that_fails_to_save_ends_the_run_with_one_line(tmp_path, ca
     assert "cannot save the checkpoint" in err and "No space left on device" in err
 
 
+def test_a_full_disk_at_the_run_folder_is_one_line_and_keeps_the_checkpoint(tmp_path, capsys, monkeypatch):
+    """The run folder's disk fills right after the checkpoint of iteration 2; TensorBoard's next write (iteration
+    3) fails. One line naming the run folder, exit status 2, the writer thread's traceback not printed, the
+    checkpoint of iteration 2 there and loadable. Found: the OSError twice as a traceback (the writer thread's,
+    then the command's when tensorboard raised it again at the next add_scalar)."""
+    import threading
+
+    from tests.mounts import fill, tmpfs
+    from train.ppo.run import TrainingRun
+
+    reported: list = []
+    monkeypatch.setattr(threading, "excepthook", reported.append)  # what Python would print for a thread
+    save = TrainingRun.save
+
+    def save_then_fill(self):
+        save(self)
+        fill(self.run_dir)
+
+    monkeypatch.setattr(TrainingRun, "save", save_then_fill)
+    with tmpfs(tmp_path / "full", size_kb=1024) as full:
+        err = _train_fails(full, capsys, "--total-decisions", "2048", "--checkpoint-every", "2")
+        run = next(full.iterdir())
+        tensors, meta = load_checkpoint(run / "ckpt.pt")
+        load_checkpoint(run / "policy.pt")
+    want = f"bobshat train: error: run folder: cannot write the TensorBoard log in {run}: No space left on device\n"
+    assert err == want
+    assert meta["iteration"] == 2 and any(k.startswith("optim.") for k in tensors)
+    assert reported == [] and threading.excepthook == reported.append
+
+
 def test_malformed_yaml_names_the_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("game: bobs_hat\nhidden: [32, 32\nnum_envs: 4\n")

@@ -56,14 +56,12 @@ checkpoint; a full disk at ``out`` or ``log_dir`` is a one-line error.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,12 +71,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.checkpoint import POLICY_PREFIX, net_meta
+from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
 from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
-from train.imitate import ImitateOptions, _write_checkpoint, fit
+from train.board import Board
+from train.imitate import ImitateOptions, fit
 
 BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
@@ -431,7 +430,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
     net, _ = load_policy(opts.init_from, game)
     start, _ = load_policy(opts.init_from, game)
     torch.manual_seed(opts.seed)
-    board = _Board(board_dir(opts))
+    board = Board(board_dir(opts), _board_error)
     rounds: list[dict[str, Any]] = []
     finished = False
     try:
@@ -465,7 +464,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
                 row["vs_start"] = duplicate_2v2(game, net, start, opts.eval_deals, opts.eval_seed)
                 row["seconds"]["eval"] = round(time.perf_counter() - t2, 1)
             rounds.append(row)
-            board.round(row)
+            _board_round(board, row)
             _say_round(row, say)
         finished = True
     finally:
@@ -476,7 +475,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
 def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> None:
     """The policy after round ``round_no`` to ``opts.out``, with its sidecar, as ``bobshat imitate`` writes one.
 
-    :func:`train.imitate._write_checkpoint`: runs writing the same ``out``
+    :func:`agents.checkpoint.write_checkpoint`: runs writing the same ``out``
     take turns (a ``flock`` on its folder), so the sidecar and the checkpoint
     are one run's; a write that fails part-way (a full disk, a SIGTERM)
     leaves the old pair. A failed write is a one-line error naming ``--out``.
@@ -485,77 +484,13 @@ def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) ->
 
     tensors = {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}
     try:
-        _write_checkpoint(opts.out, tensors, _meta(game, net, opts, round_no))
+        write_checkpoint(opts.out, tensors, _meta(game, net, opts, round_no))
     except OutputWriteError as err:  # the sidecar's path is not --out's: name the flag here
         raise ExpertError(f"--out: {err}") from None
 
 
 def _board_error(log_dir: str, err: OSError) -> ExpertError:
     return ExpertError(f"--log-dir: cannot write {log_dir}: {err.strerror or err}")
-
-
-def _is_board_thread(thread: threading.Thread | None) -> bool:
-    """TensorBoard's writer thread (tensorboard.summary.writer.event_file_writer's)."""
-    return type(thread).__module__.startswith("tensorboard.")
-
-
-class _Board:
-    """TensorBoard's writer of a run (``log_dir``), its failures (a full disk) one-line errors naming ``--log-dir``.
-
-    The writer's thread meets the error and ends with it; tensorboard raises
-    it again in the thread that writes next, here, where it becomes the
-    error. The thread's own report of it (a traceback on stderr) is dropped
-    while the board is open. A writer that cannot start takes back the
-    folders and the events file it made: nothing else has run yet.
-    """
-
-    def __init__(self, log_dir: str) -> None:
-        from torch.utils.tensorboard import SummaryWriter
-
-        self.log_dir = log_dir
-        self._hook = threading.excepthook
-        threading.excepthook = self._quiet
-        folder = Path(log_dir)
-        made = [q for q in (folder, *folder.parents) if not q.exists()]  # deepest first
-        try:
-            self.writer = SummaryWriter(log_dir)
-        except OSError as err:
-            with contextlib.suppress(OSError):
-                for name in os.listdir(folder):  # its events file names this process: events.out.tfevents.T.HOST.PID.N
-                    if name.startswith("events.out.tfevents.") and f".{os.getpid()}." in name:
-                        (folder / name).unlink()
-            for q in made:
-                with contextlib.suppress(OSError):
-                    q.rmdir()
-            self._restore()
-            raise _board_error(log_dir, err) from None
-
-    def _quiet(self, args: Any) -> None:
-        if not (isinstance(args.exc_value, OSError) and _is_board_thread(args.thread)):
-            self._hook(args)
-
-    def _restore(self) -> None:
-        for t in threading.enumerate():  # a writer thread that failed: let it finish reporting, to the quiet hook
-            if _is_board_thread(t) and getattr(t, "exception", None) is not None:
-                t.join(timeout=5)
-        threading.excepthook = self._hook
-
-    def round(self, row: dict[str, Any]) -> None:
-        """A round's numbers (:func:`_board_round`)."""
-        try:
-            _board_round(self.writer, row)
-        except OSError as err:
-            raise _board_error(self.log_dir, err) from None
-
-    def close(self, finished: bool) -> None:
-        """Close the writer; its error is the one to report only if the run ``finished`` (else one is on its way)."""
-        try:
-            self.writer.close()
-        except OSError as err:
-            if finished:
-                raise _board_error(self.log_dir, err) from None
-        finally:
-            self._restore()
 
 
 def _plain(opts: ExpertOptions) -> dict[str, Any]:
@@ -571,8 +506,8 @@ def _meta(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> dict
     }
 
 
-def _board_round(writer: Any, row: dict[str, Any]) -> None:
-    """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``)."""
+def _board_round(writer: Board, row: dict[str, Any]) -> None:
+    """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``); a failed write: :func:`_board_error`."""
     step = row["round"]
     for key in ("agreement_before", "agreement_after_train", "agreement_after_held_out"):
         for kind, v in (row[key] or {}).items():

@@ -38,7 +38,7 @@ the mean of the others', times 0.1). With that target ``bobshat train
 that must first unlearn another target.
 
 The result is an ordinary policy checkpoint (the network of PPO, its
-metadata, written by :func:`agents.checkpoint.save_checkpoint` through the
+metadata, written by :func:`agents.checkpoint.write_checkpoint` through the
 package's atomic writer): ``ppo:PATH`` plays it, ``bobshat train --init-from
 PATH`` starts from it (the default network is the presets': 128x128, trump
 symmetry, trick features).
@@ -51,11 +51,9 @@ are drawn.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -67,7 +65,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
+from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
@@ -555,46 +553,8 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
         "seconds": {"replay": round(replay_s, 1), "train": round(train_s, 1)},
         "out": str(opts.out),
     }
-    _write_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
+    write_checkpoint(opts.out, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, _meta(game, net, report))
     return report
-
-
-def _write_checkpoint(out: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
-    """:func:`save_checkpoint` (its sidecar ``OUT.json``, then the checkpoint) as one step among runs, and
-    all or nothing.
-
-    Two runs writing the same ``out`` take turns (an ``flock`` on its folder),
-    so the sidecar and the checkpoint are the same run's. A write that fails
-    part-way (a full disk, a SIGTERM or Ctrl-C) puts the sidecar back as it was
-    (none, or the old checkpoint's); a failed write comes out as the writer's
-    one-line ``OutputWriteError``, which torch's zip writer would otherwise
-    turn into a RuntimeError.
-    """
-    import fcntl
-
-    from bobshat_env.paths import OutputWriteError, replace_bytes
-
-    out = Path(out)
-    sidecar = out.with_name(out.name + ".json")
-    out.parent.mkdir(parents=True, exist_ok=True)  # as save_checkpoint does
-    folder = os.open(out.parent, os.O_RDONLY)
-    try:
-        fcntl.flock(folder, fcntl.LOCK_EX)
-        old = sidecar.read_bytes() if sidecar.is_file() else None
-        try:
-            save_checkpoint(out, tensors, meta)
-        except BaseException as err:  # a SIGTERM (SystemExit, see cli_imitate) or Ctrl-C part-way too
-            with contextlib.suppress(OSError):  # the error to report is the write's
-                if old is None:
-                    sidecar.unlink(missing_ok=True)
-                else:
-                    replace_bytes(sidecar, old)  # room again: the checkpoint's temporary is gone
-            cause = err if isinstance(err, OSError) else err.__context__
-            if isinstance(cause, OutputWriteError):
-                raise cause from None
-            raise
-    finally:
-        os.close(folder)  # and the lock with it
 
 
 def _meta(game: Any, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,8 @@ How it ends, whatever ends it
       workers ignore it from their first instruction (they start with SIGINT
       ignored, which a new Python keeps ignoring); the parent gets
       KeyboardInterrupt, kills its workers and re-raises, so the command
-      prints one line and ends with status 130 (``bobshat_env.app.cli.main``).
+      prints one line and ends with status 130 (``bobshat_env.app.cli.main``,
+      which defers a Ctrl-C past a numba compile: :func:`sigint_after_compiles`).
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
       runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
       143, the shell's status for SIGTERM, silently, as a terminated
@@ -327,22 +328,63 @@ def sigterm_as_exit(replace: bool = False) -> Iterator[None]:
     A SIGTERM that comes while numba compiles a kernel in this thread takes
     effect when the compile is done (see :func:`_numba_compiling`).
     """
+
+    def act(signum: int) -> None:
+        raise SystemExit(128 + signum)
+
+    with _after_compiles(signal.SIGTERM, (signal.SIG_DFL, None), act, replace):
+        yield
+
+
+@contextlib.contextmanager
+def sigint_after_compiles() -> Iterator[None]:
+    """Within the block, Ctrl-C (SIGINT) raises ``KeyboardInterrupt`` as usual, but never inside a numba compile.
+
+    A KeyboardInterrupt raised inside numba's compiler (in an llvmlite
+    callback) printed "Exception ignored ... KeyboardInterrupt" and then a
+    RuntimeError traceback ("no compiled object yet"), exit status 1: a
+    Ctrl-C during a cold-cache compile. Here it comes when the compile is
+    done, as it does for SIGTERM (:func:`sigterm_as_exit`), so the command
+    ends with its one line and status 130 (``bobshat_env.app.cli.main``).
+    Changes nothing where SIGINT is not Python's default handler (ignored in
+    a background job, or the caller's own), or outside the main thread.
+    """
+
+    def act(signum: int) -> None:
+        raise KeyboardInterrupt
+
+    with _after_compiles(signal.SIGINT, (signal.default_int_handler,), act, False):
+        yield
+
+
+@contextlib.contextmanager
+def _after_compiles(
+    signum: int, defaults: tuple[Any, ...], act: Callable[[int], None], replace: bool
+) -> Iterator[None]:
+    """Within the block, ``signum`` runs ``act(signum)`` in the main thread, deferred past a numba compile.
+
+    The one mechanism of :func:`sigterm_as_exit` and :func:`sigint_after_compiles`.
+    A signal that comes while this thread holds numba's compiler lock
+    (:func:`_numba_compiling`) is sent again once the lock is free. Only
+    where the handler now is one of ``defaults`` (else an outer block or the
+    caller has it), unless ``replace``; nothing outside the main thread.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if not replace and signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):  # an outer block has it
+    if not replace and signal.getsignal(signum) not in defaults:
         yield
         return
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(sig: int, frame: Any) -> None:
         lock = _numba_compiling()
         if lock is not None:  # take the signal again once the compile is done
-            threading.Thread(target=_resend_after, args=(lock, signum), daemon=True).start()
+            threading.Thread(target=_resend_after, args=(lock, sig), daemon=True).start()
             return
-        raise SystemExit(128 + signum)
+        act(sig)
 
-    old = signal.signal(signal.SIGTERM, handler)
+    old = signal.signal(signum, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        signal.signal(signum, old)

@@ -775,8 +775,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bobshat`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from train.pool import sigint_after_compiles  # stdlib only: --help stays fast
+
     try:
-        return int(args.func(args))
+        with sigint_after_compiles():  # a Ctrl-C inside a numba compile printed a traceback (train/pool.py)
+            return int(args.func(args))
     except (ConfigError, ValueError, FileNotFoundError) as err:
         # a write that failed part-way (a full disk) names its flag: "--records: cannot write x: No space ..."
         flag = _output_flag(args, err.path) if isinstance(getattr(err, "path", None), str) else None

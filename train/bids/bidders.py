@@ -17,10 +17,30 @@ SHIPPED = "shipped"  # the bidder spec of a table's shipped checkpoint
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def shipped_play(game: Game) -> str:
-    """The play policy a table gets by default: its shipped checkpoint if there is one, else ``strong``."""
+def _shipped(game: Game) -> tuple[Path, str | None]:
+    """The table's shipped checkpoint and why it cannot play this table (None: it can).
+
+    A table whose options change the rules (another scoring, say) is not the
+    one the policy learned: :func:`agents.checkpoint.check_compatible` says so.
+    """
+    from agents.checkpoint import check_compatible, load_checkpoint
+
     path = ROOT / "checkpoints" / f"{game.name}_{game.players}p.pt"
-    return f"ppo:{path}" if path.is_file() else "strong"
+    if not path.is_file():
+        return path, f"no shipped policy for {game.name} with {game.players} players"
+    try:
+        _, meta = load_checkpoint(path)
+        check_compatible(meta, game, path)
+    except (OSError, ValueError) as err:  # CheckpointError: other options
+        return path, f"the shipped policy cannot play this table: {err}"
+    return path, None
+
+
+def shipped_play(game: Game) -> str:
+    """The play policy a table gets by default: its shipped checkpoint if there is one that plays the table's
+    rules, else ``strong``."""
+    path, why = _shipped(game)
+    return "strong" if why else f"ppo:{path}"
 
 
 def resolve_bidder(spec: str, game: Game) -> str:
@@ -28,10 +48,10 @@ def resolve_bidder(spec: str, game: Game) -> str:
     ``--bidders`` list fits both games of a suite); anything else is itself."""
     if spec != SHIPPED:
         return spec
-    play = shipped_play(game)
-    if not play.startswith("ppo:"):
-        raise ValueError(f"bidder 'shipped': no shipped policy for {game.name} with {game.players} players")
-    return play
+    path, why = _shipped(game)
+    if why:
+        raise ValueError(f"bidder 'shipped': {why}")
+    return f"ppo:{path}"
 
 
 def display(spec: str) -> str:

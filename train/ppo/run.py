@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
 
 from agents import available
 from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporaries, save_training_state
 from agents.ppo_agent import PolicyNet, PPOAgent
 from bobshat_env.games import make_game
+from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
 from train.ppo.collector import RolloutCollector, env_seed
 from train.ppo.config import Args, check_args, default_run_name, parse_args
@@ -46,7 +46,7 @@ from train.selfplay import OpponentPool
 
 
 def evaluate_and_log(
-    writer: SummaryWriter,
+    writer: Board,
     args: Args,
     game: Any,
     net: PolicyNet,
@@ -193,11 +193,6 @@ class TrainingRun:
         progress.restart_at(counters.global_step)
         progress.status("preparing the game kernels (compiled on their first use: up to a minute)")
         collector = make_collector(args, game, net, self.pool, self.gen, seed=env_seed(args.seed, counters.iteration))
-        # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice)
-        self.writer = SummaryWriter(str(self.run_dir), purge_step=counters.global_step + 1 if args.resume else None)
-        if not args.resume:
-            table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
-            self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
         self.step_at_start, self.elapsed_before, self.step_it = (
             counters.global_step,
             counters.elapsed_s,
@@ -211,6 +206,17 @@ class TrainingRun:
         self.per_step = isinstance(collector, RolloutCollector)  # in-process: progress and timing at every step
         if self.per_step:
             collector.on_step = self.clock.step_hook(progress, args.num_envs)
+        # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice);
+        # a failed write (a full disk) is one line naming the run folder (train.board), closed in run()'s finally
+        purge = counters.global_step + 1 if args.resume else None
+        self.writer = Board(str(self.run_dir), self.board_error, purge_step=purge)
+        if not args.resume:
+            table = "\n".join(f"|{k}|{v}|" for k, v in asdict(args).items())
+            try:
+                self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+            except BaseException:
+                self.writer.close(False)
+                raise
         if counters.global_step < args.total_decisions:
             what = f"{args.num_envs * collector.T:,} decisions" if self.per_step else f"{args.num_envs:,} games"
             progress.status(f"collecting the first rollout ({what})")
@@ -219,14 +225,16 @@ class TrainingRun:
         """Iterate until a budget ends; returns the summary :func:`train` returns."""
         args, counters = self.args, self.counters
         stats: dict[str, Any] = {}
+        finished = False
         try:
             last = counters.global_step >= args.total_decisions
             while not last:
                 last, stats = self.iteration()
+            finished = True
         finally:
             self.learner.close()  # the actors, and a Ray this run started
+            self.writer.close(finished)  # its error is the run's only if nothing else ended it
         self.progress.close()
-        self.writer.close()
         summary = {"run_dir": str(self.run_dir), "global_step": counters.global_step, "iteration": counters.iteration}
         summary.update(learner_decisions=counters.learner_decisions, seconds=time.perf_counter() - self.t_start)
         summary["decisions_this_run"] = counters.global_step - self.step_at_start
@@ -286,6 +294,12 @@ class TrainingRun:
             self.clock.evaluated(time.perf_counter() - t_eval)
         return stats
 
+    def board_error(self, run_dir: str, err: OSError) -> ValueError:
+        """A failed TensorBoard write (:class:`~train.board.Board`): one line naming the run folder; the progress
+        line ends first. The checkpoint written last stays as it was."""
+        self.progress.close()
+        return ValueError(f"run folder: cannot write the TensorBoard log in {run_dir}: {err.strerror or err}")
+
     def grow_pool(self, it: int) -> None:
         """A frozen snapshot every ``snapshot_every`` iterations, an exploiter every ``exploiters_every``."""
         args, step, learner = self.args, self.counters.global_step, self.learner
@@ -316,7 +330,7 @@ class TrainingRun:
             )
         except OSError as err:
             self.progress.close()
-            self.writer.close()
+            self.writer.close(False)
             raise ValueError(f"cannot save the checkpoint {self.ckpt_path}: {err.strerror or err}") from None
         self.clock.checkpointed(time.perf_counter() - t_ckpt)
 
