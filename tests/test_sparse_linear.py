@@ -179,6 +179,7 @@ def test_ppo_update_moves_the_weights_as_the_dense_update(prepared):
     results = []
     for sparse in (False, True):
         args = Args(game="bobs_hat", players=4, hidden=[64, 64], minibatch_size=128, sparse_input=sparse, bf16=False)
+        args.trump_symmetry = args.trick_features = True  # the inputs the fixture prepared
         torch.manual_seed(7)
         net = make_net(args, make_game("bobs_hat", players=4))
         start = [p.detach().clone() for p in net.parameters()]
