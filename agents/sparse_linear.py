@@ -56,7 +56,8 @@ def _scan_half(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ptr, col, val): the non-zeros, row by row (CSR), of a float16 matrix given as its uint16 bits.
 
     Branch-free: a count pass, then every cell of a row up to its last non-zero is written at the row's next
-    free place, which advances only past a non-zero (2x faster than testing each cell); rows in parallel,
+    free place, which advances only past a non-zero (1.4x faster than testing each cell, 4.3 against
+    6.2 ms on 4,096 rows under load); rows in parallel,
     each writing only its own places. -0.0 counts as a zero."""
     n, d = bits.shape
     cnt = np.zeros(n, dtype=np.int64)
@@ -122,7 +123,8 @@ def _forward(ptr: np.ndarray, col: np.ndarray, val: np.ndarray, wt: np.ndarray, 
 def _weight_grad(ptr: np.ndarray, col: np.ndarray, val: np.ndarray, g: np.ndarray, dwt: np.ndarray) -> None:
     """dwt[j] += sum over rows i with x[i, j] = v != 0 of v * g[i]: x.T @ g. The rows are cut into
     ``_CHUNKS`` parts summed in parallel into their own slabs, then added in order (no two tasks write one cell;
-    measured, splitting the output columns among tasks instead was 10x slower: its inner loop lost SIMD)."""
+    measured on one thread, splitting the output columns among tasks instead took 51 ms against 3.7: its inner
+    loop lost SIMD)."""
     n, w = g.shape
     acc = np.zeros((_CHUNKS, dwt.shape[0], w), dtype=np.float32)
     for t in prange(_CHUNKS):
