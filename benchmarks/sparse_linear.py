@@ -42,6 +42,17 @@ def prepared_rows(game: str, players: int, rows: int, seed: int = 0) -> torch.Te
     return torch.cat(out)[:rows].contiguous()
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number from 1 to 1,000,000 (a count of rows, threads or repetitions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
+    if not 1 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"want 1 to 1,000,000, got {value}")
+    return value
+
+
 def best_ms(fn: Callable[[], object], reps: int) -> tuple[float, float]:
     """(wall, CPU) milliseconds of the fastest of ``reps`` calls, after one warm-up call."""
     fn()
@@ -57,12 +68,12 @@ def main(argv: list[str] | None = None) -> dict:
     """Measure and print; returns the JSON's dict."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--game", default="bobs_hat")
-    p.add_argument("--players", type=int, default=4)
-    p.add_argument("--rows", type=int, default=4096, help="rows per product (the preset's minibatch: 4096)")
-    p.add_argument("--hidden", type=int, default=128, help="the first layer's width")
-    p.add_argument("--minibatches", type=int, default=16, help="the stored rollout: this many minibatches of rows")
-    p.add_argument("--threads", type=int, default=1, help="torch's and numba's threads")
-    p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--players", type=_positive, default=4)
+    p.add_argument("--rows", type=_positive, default=4096, help="rows per product (the preset's minibatch: 4096)")
+    p.add_argument("--hidden", type=_positive, default=128, help="the first layer's width")
+    p.add_argument("--minibatches", type=_positive, default=16, help="minibatches of rows stored")
+    p.add_argument("--threads", type=_positive, default=1, help="torch's and numba's threads")
+    p.add_argument("--reps", type=_positive, default=30)
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     import numba
@@ -71,7 +82,10 @@ def main(argv: list[str] | None = None) -> dict:
 
     torch.set_num_threads(a.threads)
     numba.set_num_threads(min(a.threads, numba.config.NUMBA_NUM_THREADS))
-    store = prepared_rows(a.game, a.players, a.rows * a.minibatches).half()  # the rollout, as the collector keeps it
+    try:  # the rollout, as the collector keeps it
+        store = prepared_rows(a.game, a.players, a.rows * a.minibatches).half()
+    except ValueError as err:  # the game's own checks (a game or a player count it does not have)
+        p.error(str(err))
     gen = torch.Generator().manual_seed(0)
     w = torch.randn(a.hidden, store.shape[1], generator=gen).requires_grad_(True)
     b = torch.zeros(a.hidden).requires_grad_(True)

@@ -191,3 +191,23 @@ def test_ppo_update_moves_the_weights_as_the_dense_update(prepared):
     assert first_layer_moved > 1e-3  # the update moved it far more than the tolerance below
     for p1, p0 in zip(w1, w0):
         torch.testing.assert_close(p1, p0, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--rows", "0"], "--rows: want 1 to 1,000,000, got 0"),
+        (["--reps", "nan"], "--reps: want a whole number"),
+        (["--threads", str(2**64)], "--threads: want 1 to 1,000,000"),
+        (["--players", "9"], "players must be 3, 4 or 5"),
+        (["--game", "nosuch"], "unknown game 'nosuch'"),
+    ],
+)
+def test_the_benchmark_refuses_bad_settings_in_one_line(argv, words, capsys):
+    from benchmarks.sparse_linear import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
