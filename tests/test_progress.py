@@ -34,6 +34,7 @@ def test_a_log_gets_a_line_per_quarter_and_a_terminal_one_line_redrawn():
     bar = ProgressBar(1_000_000, "decisions", done=250_000, stream=tty)  # a resumed run: 25% already done
     bar.update(750_000)
     bar.close()
+    bar.close()  # a second close (cleanup after an error path's) adds no blank line
     assert tty.getvalue().startswith("\r[") and "1,000,000/1,000,000 decisions" in tty.getvalue()
     assert tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
 

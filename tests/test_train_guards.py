@@ -138,6 +138,20 @@ def test_numbers_that_cannot_train_are_refused_naming_the_flag(tmp_path, capsys,
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(
+    "argv, words", [(["--eval-every", "-2"], "eval_every"), (["--config", "nosuch.yaml"], "nosuch")]
+)
+def test_python_m_train_ppo_refuses_in_one_line_too(tmp_path, argv, words):
+    """The module entry (not the ``bobshat`` script) printed a traceback for a refused setting."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "train.ppo", "--runs-dir", str(tmp_path), *argv]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("python -m train.ppo: error:") and words in lines[0], done.stderr
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("flag", ["heuristics", "eval-opponents"])
 @pytest.mark.parametrize("value", ["nosuch", "random,stronk", "[simple, randm]"])
 def test_unknown_bot_names_are_refused_listing_the_known_ones(tmp_path, capsys, flag, value):

@@ -260,6 +260,18 @@ def test_every_spec_kind_naming_a_shipped_policy_plays_through_the_web(server):
 
 
 @needs_shipped
+@pytest.mark.parametrize("spec", ["ppo:bobs_hat_4p", "search:policy=bobs_hat_4p,worlds=2"])
+def test_a_shipped_policy_at_other_rules_is_refused_without_the_servers_paths(server, spec):
+    """The refusal names the option and the file, not where the server keeps it (it showed the absolute path)."""
+    client, _, app = server
+    r = client.post("/api/games", json={**BH_1HAND, "negative_scoring": "true", "opponents": spec})
+    error = r.json()["error"]
+    assert r.status_code == 400 and "negative_scoring" in error and "bobs_hat_4p.pt" in error, r.text
+    assert str(ROOT) not in error and str(SHIPPED) not in error, error
+    assert len(app.state.store) == 0
+
+
+@needs_shipped
 def test_a_checkpoint_given_with_agents_is_offered_at_its_own_table_and_allowed_by_path(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     spec = "ppo:checkpoints/oh_hell_5p.pt"

@@ -54,6 +54,7 @@ class ProgressBar:
         self._interval = min(2.0, log_every_s)
         self._quarter = self._quarters()
         self._status = self._note = ""
+        self._closed = False
 
     def _quarters(self) -> int:
         return self.done * 4 // self.total if self.total > 0 else 4
@@ -122,7 +123,10 @@ class ProgressBar:
         return f"{text} {note}" if note else text
 
     def close(self) -> None:
-        """End the line on a terminal."""
+        """End the line on a terminal; once (a run's cleanup and its error path may both call it)."""
+        if self._closed:
+            return
+        self._closed = True
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()

@@ -1,7 +1,28 @@
-"""``python -m train.ppo --config ...``: the same as ``bobshat train``."""
+"""``python -m train.ppo --config ...``: the same training as ``bobshat train``, with its one-line errors.
+
+``bobshat`` (the app's CLI) turns a refused setting or a missing file into
+one line and exit status 2, and Ctrl-C into exit status 130; this entry does
+the same here (it printed a traceback), without importing the app, which
+sits on a higher floor than train.
+"""
 
 import sys
 
+from bobshat_env.config import ConfigError
+from train.pool import sigint_after_compiles
 from train.ppo.run import main
 
-sys.exit(main())
+
+def _main() -> int:
+    try:
+        with sigint_after_compiles():  # a Ctrl-C inside a numba compile is deferred past it
+            return main()
+    except (ConfigError, ValueError, FileNotFoundError) as err:
+        print(f"python -m train.ppo: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\npython -m train.ppo: interrupted", file=sys.stderr)
+        return 130
+
+
+sys.exit(_main())

@@ -525,6 +525,20 @@ class AgentCatalog:
     def _expand(self, spec: str) -> str:
         return self.shipped[spec][0] if spec in self.shipped else spec
 
+    def public(self, message: str) -> str:
+        """``message`` with every file path this catalog reads shown by its file name alone.
+
+        An agent's error (a policy trained for other rules, say) names the
+        file it read: the server's own absolute path of its checkpoints
+        folder, which a page has no business learning. Longest paths first,
+        so a path is never cut by one of its own prefixes.
+        """
+        paths = {os.path.abspath(p) for p in self.files.values()} | set(self.files.values())
+        for path in sorted(paths, key=len, reverse=True):
+            if os.sep in path:
+                message = message.replace(path, os.path.basename(path))
+        return message
+
     def _refused(self, spec: str) -> WebError:
         offered = ", ".join([*self.shipped, *self.preloaded]) or "none"
         return WebError(
@@ -694,7 +708,7 @@ class SessionStore:
             try:
                 agents.append(make_agent(self.catalog.resolve(spec), game, seed=seed * 1000 + p))
             except (ValueError, ConfigError, OSError) as err:
-                raise WebError(400, f"agent {spec!r}: {err}") from None
+                raise WebError(400, f"agent {spec!r}: {self.catalog.public(str(err))}") from None
             names.append(spec)
         self.sweep()
         session = GameSession(game, seat, agents, names, seed, clock=self.clock)
