@@ -111,3 +111,40 @@ def test_the_cli_takes_a_ctrl_c_after_the_compile(default_sigint, monkeypatch, c
     assert reached == ["compile done"]
     assert capsys.readouterr().err == "\nbobshat simulate: interrupted\n"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _torch_save_interrupted(args):
+    """What torch.save did with a Ctrl-C in its zip writer: its own error, raised while handling it."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise RuntimeError("[enforce fail at inline_container.cc] . unexpected pos") from None
+
+
+def _numba_call_interrupted(args):
+    """What a numba dispatcher did with a Ctrl-C during a call: SystemError, the interrupt as its context."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise SystemError("CPUDispatcher(<function _take>) returned a result with an exception set")  # noqa: B904
+
+
+@pytest.mark.parametrize("command", [_torch_save_interrupted, _numba_call_interrupted])
+def test_a_ctrl_c_that_a_library_turned_into_its_own_error_is_an_interrupt(monkeypatch, capsys, command):
+    """Ctrl-C at chosen moments of a training run gave these tracebacks (exit 1) in 2 of 5 tries."""
+    from bobshat_env.app import cli
+
+    monkeypatch.setattr(cli, "cmd_simulate", command)
+    assert cli.main(["simulate"]) == 130
+    assert capsys.readouterr().err == "\nbobshat simulate: interrupted\n"
+
+
+def test_other_errors_are_not_taken_for_an_interrupt(monkeypatch):
+    from bobshat_env.app import cli
+
+    def broken(args):
+        raise RuntimeError("a real fault")
+
+    monkeypatch.setattr(cli, "cmd_simulate", broken)
+    with pytest.raises(RuntimeError, match="a real fault"):
+        cli.main(["simulate"])

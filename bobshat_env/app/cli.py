@@ -775,12 +775,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bobshat`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from train.pool import sigint_after_compiles  # stdlib only: --help stays fast
+    from train.pool import caused_by_interrupt, sigint_after_compiles  # stdlib only: --help stays fast
 
     try:
         with sigint_after_compiles():  # a Ctrl-C inside a numba compile printed a traceback (train/pool.py)
             return int(args.func(args))
-    except (ConfigError, ValueError, FileNotFoundError) as err:
+    except Exception as err:
+        if caused_by_interrupt(err):  # a Ctrl-C that a library turned into its own error
+            print(f"\nbobshat {args.command}: interrupted", file=sys.stderr)
+            return 130
+        if not isinstance(err, (ConfigError, ValueError, FileNotFoundError)):
+            raise
         # a write that failed part-way (a full disk) names its flag: "--records: cannot write x: No space ..."
         flag = _output_flag(args, err.path) if isinstance(getattr(err, "path", None), str) else None
         head = f"{flag}: " if flag and not str(err).startswith(flag) else ""

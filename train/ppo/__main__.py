@@ -9,7 +9,7 @@ sits on a higher floor than train.
 import sys
 
 from bobshat_env.config import ConfigError
-from train.pool import sigint_after_compiles
+from train.pool import caused_by_interrupt, sigint_after_compiles
 from train.ppo.run import main
 
 
@@ -17,7 +17,12 @@ def _main() -> int:
     try:
         with sigint_after_compiles():  # a Ctrl-C inside a numba compile is deferred past it
             return main()
-    except (ConfigError, ValueError, FileNotFoundError) as err:
+    except Exception as err:
+        if caused_by_interrupt(err):  # a Ctrl-C that a library turned into its own error (train/pool.py)
+            print("\npython -m train.ppo: interrupted", file=sys.stderr)
+            return 130
+        if not isinstance(err, (ConfigError, ValueError, FileNotFoundError)):
+            raise
         print(f"python -m train.ppo: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
