@@ -1,0 +1,321 @@
+"""Our Oh Hell agents against OpenSpiel's information-set MCTS, duplicate, on single hands of one size.
+
+Why: every other strength figure of the kit is measured against its own bots.
+OpenSpiel's ``ISMCTSBot`` (Cowling et al. 2012, with its random-rollout
+evaluator) is the generic search an RL researcher reaches for first, and it
+plays OpenSpiel's ``oh_hell``, whose rules and scores are ours (positive
+scoring; tests/test_oh_hell_openspiel.py), so it is an external yardstick.
+
+Each *deal* is one hand of ``--hand-size`` cards (default 10): the hand of
+that size that comes first in the game's schedule (its hand number is in our
+agents' observations; the running scores are 0), with seat ``deal % P``
+dealing. Every deal is played under every seating of the layout (2v2: our
+agent in two seats, ISMCTS in the other two, 6 seatings), so each side holds
+every seat's cards. The two engines run in lockstep: OpenSpiel's state gets
+the same size, dealer, cards and trump card, and every action of both sides;
+at each decision the seat to act and the legal actions must agree, and at the
+end OpenSpiel's returns must equal our hand scores, so every game is also a
+differential check of the rules. The measure, per deal: the mean over the
+seatings of (our seats' mean hand score - ISMCTS's seats' mean), with its
+95% CI over deals (Student t), as ``bobshat eval --layout`` reports a
+head-to-head.
+
+ISMCTS gets one bot per game, seeded from (``--seed``, deal, seating); a
+decision with one legal action is taken without searching. OpenSpiel's
+ISMCTS does not repeat itself from its seed, though (two fresh bots with
+the same seed on the same state list their policy's children in different
+orders, and with few simulations pick different moves), so only our side
+repeats: a deal is a pure function of (``--seed``, deal id), whichever
+other deals run with it, and our agent acts batched over all games, as in
+``bobshat eval``. ``--json FILE`` is rewritten after every chunk
+of ``--chunk`` deals (atomically), so an interrupted run keeps what it
+finished, and ``--first-deal`` lets two processes split a range of deals.
+
+    python -m benchmarks.vs_ismcts --agent ppo:checkpoints/oh_hell_4p.pt --sims 1000 --deals 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+MAX_COUNT = 1_000_000
+
+
+def openspiel_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, trump_card: int) -> Any:
+    """An OpenSpiel ``oh_hell`` state at the start of bidding with the given deal.
+
+    OpenSpiel's chance nodes: the number of tricks, the dealer, then one card
+    per deal action, card ``k`` to seat ``k % P`` (seat 0 first whatever the
+    dealer), and last the trump card. ``hands``: (P, 52) bool.
+    """
+    P = hands.shape[0]
+    s = os_game.new_initial_state()
+    s.apply_action(size)
+    s.apply_action(dealer)
+    cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
+    for k in range(size * P):
+        s.apply_action(cards[k % P][k // P])
+    s.apply_action(trump_card)
+    if s.is_chance_node():
+        raise RuntimeError("OpenSpiel's oh_hell still waits for chance after the deal: its chance order changed")
+    return s
+
+
+def _bot_seed(seed: int, deal: int, seating: int) -> int:
+    """A 31-bit seed for one game's ISMCTS bot, a pure function of (seed, deal, seating)."""
+    return int(np.random.SeedSequence([seed, deal, seating]).generate_state(1)[0] >> 1)
+
+
+def play(
+    agent_spec: str,
+    deals: np.ndarray,
+    seed: int = 7,
+    sims: int = 1000,
+    layout: str = "2v2",
+    hand_size: int = 10,
+    uct_c: float = 2.0,
+    rollouts: int = 1,
+    world_samples: int = -1,
+) -> dict[str, Any]:
+    """Play ``deals`` (deal ids) under every seating; per-deal differences and per-game scores.
+
+    Returns ``diff`` (per deal: our mean hand score minus ISMCTS's, averaged
+    over the seatings), ``scores`` (games x P hand scores, game ``d * R + r``
+    is deal ``d`` under seating ``r``), ``seating`` (R, P; 0 = our agent,
+    1 = ISMCTS), and decision counts and seconds of each side. Raises
+    RuntimeError if the two engines ever disagree.
+    """
+    import pyspiel
+
+    from agents.registry import make_agent
+    from bobshat_env.core import oh_hell as oh
+    from bobshat_env.core import rng
+    from bobshat_env.games import make_game
+    from bobshat_env.seating import SeatDispatch
+    from train.evaluate.command import layout_specs
+    from train.evaluate.duplicate import agent_names, make_seatings
+
+    n_ours, _, n_theirs = layout.lower().partition("v")
+    P = int(n_ours) + int(n_theirs) if n_ours.isdigit() and n_theirs.isdigit() else 0
+    game = make_game("oh_hell", players=P if P else 4)
+    _, base = agent_names(layout_specs(["ours", "ismcts"], layout, game.players))
+    P, cfg = game.players, game.config
+    if hand_size not in cfg.hand_sizes:
+        raise ValueError(f"--hand-size {hand_size}: Oh Hell with {P} players deals 1 to {cfg.start_size} cards")
+    hand_no = cfg.hand_sizes.index(hand_size)
+    seatings = make_seatings(base)
+    deals = np.asarray(deals, dtype=np.int64).reshape(-1)
+    R, D = seatings.shape[0], deals.size
+    n = R * D
+    ids, seating = np.repeat(deals, R), np.tile(seatings, (D, 1))
+    keys = rng.game_keys(seed, ids, 0)
+    state = game.init(keys, auto_deal=False)
+    dealer = (ids % P).astype(np.int8)
+    state.hand_no[:] = hand_no
+    state.dealer[:] = dealer
+    state.first_dealer[:] = (dealer - hand_no) % P
+    trump_card, hands = oh.random_deal(cfg, keys, state.hand_no)
+    oh.deal(cfg, state, np.arange(n), trump_card, hands)
+
+    agent = make_agent(agent_spec, game, seed=seed)
+    os_game = pyspiel.load_game("oh_hell", {"players": P})
+    os_states = [openspiel_state(os_game, hand_size, int(dealer[g]), hands[g], int(trump_card[g])) for g in range(n)]
+    bots: dict[int, Any] = {}
+    keep: list[Any] = []  # the evaluators, alive as long as their bots
+
+    def bot(g: int) -> Any:
+        if g not in bots:
+            s = _bot_seed(seed, int(ids[g]), g % R)
+            ev = pyspiel.RandomRolloutEvaluator(rollouts, s)
+            keep.append(ev)
+            bots[g] = pyspiel.ISMCTSBot(
+                s, ev, uct_c, sims, world_samples, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
+            )
+        return bots[g]
+
+    seats = SeatDispatch(game, n, [agent])
+    scores = np.zeros((n, P), dtype=np.int64)
+    secs = {"ours": 0.0, "ismcts": 0.0}
+    decisions = {"ours": 0, "ismcts": 0}
+    active = np.ones(n, dtype=bool)
+    while active.any():
+        mask = game.legal_action_mask(state)
+        obs = game.observe(state)
+        seat = state.cur.astype(np.int64)
+        who = seating[np.arange(n), seat]
+        actions = np.zeros(n, dtype=np.int64)
+        mine = np.nonzero(active & (who == 0))[0]
+        if mine.size:
+            t0 = time.perf_counter()
+            actions[mine] = seats.act_rows(agent, obs, mask, seat, mine)
+            secs["ours"] += time.perf_counter() - t0
+            decisions["ours"] += int(mine.size)
+        for g in np.nonzero(active)[0]:
+            s = os_states[g]
+            legal = np.flatnonzero(mask[g]).tolist()
+            if s.current_player() != seat[g] or s.legal_actions() != legal:
+                raise RuntimeError(
+                    f"deal {ids[g]}, seating {g % R}: the engines disagree (seat {seat[g]} vs "
+                    f"{s.current_player()}, legal {legal} vs {s.legal_actions()})"
+                )
+            if who[g] == 1:
+                t0 = time.perf_counter()
+                actions[g] = legal[0] if len(legal) == 1 else bot(g).step(s)
+                secs["ismcts"] += time.perf_counter() - t0
+                decisions["ismcts"] += 1
+            s.apply_action(int(actions[g]))
+        seats.before_step(state, actions, active)
+        res = game.step(state, actions, active=active, auto_deal=False, legal=mask)
+        seats.after_step(res.new_hand)
+        for g in np.nonzero(res.hand_done)[0]:
+            if not os_states[g].is_terminal() or os_states[g].returns() != res.rewards[g].tolist():
+                raise RuntimeError(
+                    f"deal {ids[g]}, seating {g % R}: OpenSpiel's returns {os_states[g].returns()} "
+                    f"are not our hand scores {res.rewards[g].tolist()}"
+                )
+            scores[g] = res.rewards[g]
+        active &= ~res.hand_done
+    ours = np.where(seating == 0, scores, 0).sum(1) / (seating == 0).sum(1)
+    theirs = np.where(seating == 1, scores, 0).sum(1) / (seating == 1).sum(1)
+    diff = (ours - theirs).reshape(D, R).mean(axis=1)
+    return {"diff": diff, "scores": scores, "seating": seatings, "seconds": secs, "decisions": decisions}
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number from 1 to 1,000,000."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"want 1 to 1,000,000, got {value}")
+    return value
+
+
+def _index(text: str) -> int:
+    """An argparse type: a whole number from 0 to 2**62 (a deal id or a seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
+    if not 0 <= value < 2**62:
+        raise argparse.ArgumentTypeError(f"want 0 to 2**62, got {value}")
+    return value
+
+
+def _uct(text: str) -> float:
+    """An argparse type: ISMCTS's exploration constant, a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"want a number, got {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"want a number above 0 and below 1e6, got {text}")
+    return value
+
+
+def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any], done: int) -> dict[str, Any]:
+    """The JSON of a run so far: settings, per-deal differences, mean and CI, time per decision."""
+    from train.evaluate.statistics import clean, mean_ci
+
+    mean, ci = mean_ci(np.asarray(diffs))
+    ms = {k: 1000 * totals["seconds"][k] / max(totals["decisions"][k], 1) for k in ("ours", "ismcts")}
+    return clean(
+        {
+            "agent": args.agent,
+            "opponent": f"open_spiel ISMCTSBot, {args.sims} simulations, uct_c {args.uct_c}, "
+            f"{args.rollouts} random rollout(s), world samples {args.world_samples}",
+            "layout": args.layout,
+            "hand_size": args.hand_size,
+            "seed": args.seed,
+            "first_deal": args.first_deal,
+            "deals": done,
+            "diff_per_hand": mean,
+            "ci95": ci,
+            "per_deal": diffs,
+            "ms_per_decision": ms,
+            "decisions": totals["decisions"],
+            "seconds": totals["wall"],
+        }
+    )
+
+
+def _result(out: dict[str, Any]) -> str:
+    """``+0.123 ±0.045 per hand`` (no interval from one deal)."""
+    ci = "" if out["ci95"] is None else f" ±{out['ci95']:.3f}"
+    return f"{out['diff_per_hand']:+.3f}{ci} per hand"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print a line per chunk and the result; returns the exit status."""
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.vs_ismcts",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--agent", default="ppo:checkpoints/oh_hell_4p.pt", help="our agent's spec (as in bobshat eval)")
+    p.add_argument("--sims", type=_count, default=1000, help="ISMCTS simulations per decision")
+    p.add_argument("--deals", type=_count, default=100)
+    p.add_argument("--first-deal", type=_index, default=0, help="play deals FIRST .. FIRST + DEALS - 1")
+    p.add_argument("--seed", type=_index, default=7)
+    p.add_argument("--layout", default="2v2", help="our seats v ISMCTS's, e.g. 2v2, 1v3, 2v1 (players = the sum)")
+    p.add_argument("--hand-size", type=_count, default=10)
+    p.add_argument("--uct-c", type=_uct, default=2.0, help="ISMCTS's exploration constant")
+    p.add_argument("--rollouts", type=_count, default=1, help="random rollouts per ISMCTS leaf")
+    p.add_argument("--world-samples", type=int, default=-1, help="ISMCTS's worlds per decision (-1: no limit)")
+    p.add_argument("--chunk", type=_count, default=10, help="deals per batch (the JSON is rewritten after each)")
+    p.add_argument("--json", default=None, help="write the result here")
+    a = p.parse_args(argv)
+    if a.world_samples != -1 and not 1 <= a.world_samples <= MAX_COUNT:
+        p.error(f"--world-samples: want -1 or 1 to 1,000,000, got {a.world_samples}")
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        p.error("needs OpenSpiel: pip install open-spiel")
+    if a.json:
+        from bobshat_env.paths import OutputPathError, check_writable
+
+        try:  # before the minutes of play, not after
+            check_writable(a.json, "--json")
+        except OutputPathError as err:
+            p.error(str(err))
+    from train.pool import sigterm_as_exit
+
+    diffs: list[float] = []
+    totals: dict[str, Any] = {"seconds": {"ours": 0.0, "ismcts": 0.0}, "decisions": {"ours": 0, "ismcts": 0}}
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    with sigterm_as_exit():
+        for start in range(a.first_deal, a.first_deal + a.deals, a.chunk):
+            ids = np.arange(start, min(a.first_deal + a.deals, start + a.chunk))
+            try:
+                res = play(a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples)
+            except ValueError as err:  # a bad spec, layout or hand size: the kit's own one-line messages
+                p.error(str(err))
+            diffs.extend(res["diff"].tolist())
+            for k in ("seconds", "decisions"):
+                for side in ("ours", "ismcts"):
+                    totals[k][side] += res[k][side]
+            totals["wall"] = time.perf_counter() - t0
+            out = summary(a, diffs, totals, len(diffs))
+            if a.json:
+                from bobshat_env.paths import replace_bytes  # the one atomic writer
+
+                replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode())
+            print(f"{len(diffs)} deals: {_result(out)}; {totals['wall']:.0f} s", file=sys.stderr, flush=True)
+    ms = out["ms_per_decision"]
+    print(
+        f"{a.agent} vs ISMCTS ({a.sims} simulations), {a.layout}, {a.hand_size}-card hands: {_result(out)} over "
+        f"{out['deals']} deals (seed {a.seed}); ms per decision: ours {ms['ours']:.2f}, ISMCTS {ms['ismcts']:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
