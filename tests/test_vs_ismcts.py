@@ -67,6 +67,16 @@ def test_engines_that_disagree_are_refused(monkeypatch):
         vs_ismcts.play("random", np.arange(1), sims=10)
 
 
+def test_scores_that_disagree_are_refused(monkeypatch):
+    """OpenSpiel with its off-bid penalty scores a missed bid below zero (not one of our scorings)."""
+    import pyspiel
+
+    real = pyspiel.load_game
+    monkeypatch.setattr(pyspiel, "load_game", lambda name, params: real(name, {**params, "off_bid_penalty": True}))
+    with pytest.raises(RuntimeError, match="are not our hand scores"):
+        vs_ismcts.play("random", np.arange(2), sims=5)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
