@@ -285,36 +285,54 @@ def main(argv: list[str] | None = None) -> int:
             check_writable(a.json, "--json")
         except OutputPathError as err:
             p.error(str(err))
-    from train.pool import sigterm_as_exit
+    from bobshat_env.paths import OutputPathError
+    from train.pool import caused_by_interrupt, sigint_after_compiles, sigterm_as_exit
 
     diffs: list[float] = []
-    totals: dict[str, Any] = {"seconds": {"ours": 0.0, "ismcts": 0.0}, "decisions": {"ours": 0, "ismcts": 0}}
-    t0 = time.perf_counter()
     out: dict[str, Any] = {}
-    with sigterm_as_exit():
-        for start in range(a.first_deal, a.first_deal + a.deals, a.chunk):
-            ids = np.arange(start, min(a.first_deal + a.deals, start + a.chunk))
-            try:
-                res = play(a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples)
-            except ValueError as err:  # a bad spec, layout or hand size: the kit's own one-line messages
-                p.error(str(err))
-            diffs.extend(res["diff"].tolist())
-            for k in ("seconds", "decisions"):
-                for side in ("ours", "ismcts"):
-                    totals[k][side] += res[k][side]
-            totals["wall"] = time.perf_counter() - t0
-            out = summary(a, diffs, totals, len(diffs))
-            if a.json:
-                from bobshat_env.paths import replace_bytes  # the one atomic writer
-
-                replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode())
-            print(f"{len(diffs)} deals: {_result(out)}; {totals['wall']:.0f} s", file=sys.stderr, flush=True)
+    try:
+        with sigterm_as_exit(), sigint_after_compiles():
+            out = _run(a, p, diffs)
+    except OutputPathError as err:  # the disk filled or the folder went: the last JSON written stays whole
+        print(f"python -m benchmarks.vs_ismcts: error: {err}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, RuntimeError, SystemError) as err:  # Ctrl-C, or one a C call turned into its own error
+        if not isinstance(err, KeyboardInterrupt) and not caused_by_interrupt(err):
+            raise
+        kept = f"; the {len(diffs)} deals finished are in {a.json}" if a.json and diffs else ""
+        print(f"\npython -m benchmarks.vs_ismcts: interrupted{kept}", file=sys.stderr)
+        return 130
     ms = out["ms_per_decision"]
     print(
         f"{a.agent} vs ISMCTS ({a.sims} simulations), {a.layout}, {a.hand_size}-card hands: {_result(out)} over "
         f"{out['deals']} deals (seed {a.seed}); ms per decision: ours {ms['ours']:.2f}, ISMCTS {ms['ismcts']:.2f}"
     )
     return 0
+
+
+def _run(a: argparse.Namespace, p: argparse.ArgumentParser, diffs: list[float]) -> dict[str, Any]:
+    """Play the deals chunk by chunk, appending to ``diffs`` and rewriting the JSON after each; the summary."""
+    totals: dict[str, Any] = {"seconds": {"ours": 0.0, "ismcts": 0.0}, "decisions": {"ours": 0, "ismcts": 0}}
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    for start in range(a.first_deal, a.first_deal + a.deals, a.chunk):
+        ids = np.arange(start, min(a.first_deal + a.deals, start + a.chunk))
+        try:
+            res = play(a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples)
+        except ValueError as err:  # a bad spec, layout or hand size: the kit's own one-line messages
+            p.error(str(err))
+        diffs.extend(res["diff"].tolist())
+        for k in ("seconds", "decisions"):
+            for side in ("ours", "ismcts"):
+                totals[k][side] += res[k][side]
+        totals["wall"] = time.perf_counter() - t0
+        out = summary(a, diffs, totals, len(diffs))
+        if a.json:
+            from bobshat_env.paths import replace_bytes  # the one atomic writer
+
+            replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode())
+        print(f"{len(diffs)} deals: {_result(out)}; {totals['wall']:.0f} s", file=sys.stderr, flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -120,7 +120,32 @@ def test_json_is_rewritten_per_chunk_and_kept_when_a_later_chunk_fails(tmp_path,
         return real(*args, **kw)
 
     monkeypatch.setattr(vs_ismcts, "play", second_fails)
-    with pytest.raises(KeyboardInterrupt):
-        vs_ismcts.main(["--agent", "strong", "--sims", "5", "--deals", "3", "--chunk", "1", "--json", str(path)])
+    assert (
+        vs_ismcts.main(["--agent", "strong", "--sims", "5", "--deals", "3", "--chunk", "1", "--json", str(path)]) == 130
+    )
+    assert f"interrupted; the 1 deals finished are in {path}" in capsys.readouterr().err
     kept = json.loads(path.read_text())
     assert kept["deals"] == 1 and len(kept["per_deal"]) == 1
+
+
+def test_a_full_disk_mid_run_is_one_line_and_keeps_the_last_json(tmp_path, monkeypatch, capsys):
+    """Found by filling a small tmpfs during a run: the write's error was a traceback."""
+    import errno
+
+    from bobshat_env import paths
+
+    path, real, writes = tmp_path / "r.json", paths.replace_bytes, []
+
+    def second_write_fails(target, data):
+        writes.append(1)
+        if len(writes) == 2:
+            raise paths.OutputWriteError(str(target), OSError(errno.ENOSPC, "No space left on device"))
+        real(target, data)
+
+    monkeypatch.setattr(paths, "replace_bytes", second_write_fails)
+    assert (
+        vs_ismcts.main(["--agent", "strong", "--sims", "5", "--deals", "3", "--chunk", "1", "--json", str(path)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "error: " in err and "No space left on device" in err and "Traceback" not in err
+    assert json.loads(path.read_text())["deals"] == 1
