@@ -40,6 +40,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -187,26 +188,23 @@ def play(
     return {"diff": diff, "scores": scores, "seating": seatings, "seconds": secs, "decisions": decisions}
 
 
-def _count(text: str) -> int:
-    """An argparse type: a whole number from 1 to 1,000,000."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
-    if not 1 <= value <= MAX_COUNT:
-        raise argparse.ArgumentTypeError(f"want 1 to 1,000,000, got {value}")
-    return value
+def _whole(lo: int, hi: int, words: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``lo`` to ``hi`` (``words`` says the range in the message)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"want {words}, got {value}")
+        return value
+
+    return parse
 
 
-def _index(text: str) -> int:
-    """An argparse type: a whole number from 0 to 2**62 (a deal id or a seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"want a whole number, got {text!r}") from None
-    if not 0 <= value < 2**62:
-        raise argparse.ArgumentTypeError(f"want 0 to 2**62, got {value}")
-    return value
+_count = _whole(1, MAX_COUNT, "1 to 1,000,000")
+_index = _whole(0, 2**62, "0 to 2**62")  # a deal id or a seed
 
 
 def _uct(text: str) -> float:
