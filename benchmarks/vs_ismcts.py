@@ -73,6 +73,50 @@ def _bot_seed(seed: int, deal: int, seating: int) -> int:
     return int(np.random.SeedSequence([seed, deal, seating]).generate_state(1)[0] >> 1)
 
 
+def _deal(game: Any, seed: int, ids: np.ndarray, hand_no: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """Our games at hand ``hand_no``, deal ``ids[g]`` in game ``g`` (seat ``id % P`` deals), ready to bid.
+
+    Returns the state, and each game's dealer, trump card and (P, 52) hands.
+    """
+    from bobshat_env.core import oh_hell as oh
+    from bobshat_env.core import rng
+
+    P, n = game.players, ids.size
+    keys = rng.game_keys(seed, ids, 0)
+    state = game.init(keys, auto_deal=False)
+    dealer = (ids % P).astype(np.int8)
+    state.hand_no[:] = hand_no
+    state.dealer[:] = dealer
+    state.first_dealer[:] = (dealer - hand_no) % P
+    trump_card, hands = oh.random_deal(game.config, keys, state.hand_no)
+    oh.deal(game.config, state, np.arange(n), trump_card, hands)
+    return state, dealer, trump_card, hands
+
+
+class _Bots:
+    """One ISMCTS bot per game, made at its first decision, seeded from (seed, deal, seating)."""
+
+    def __init__(
+        self, seed: int, ids: np.ndarray, R: int, sims: int, uct_c: float, rollouts: int, world_samples: int
+    ) -> None:
+        self.seed, self.ids, self.R = seed, ids, R
+        self.settings = (sims, uct_c, rollouts, world_samples)
+        self.bots: dict[int, Any] = {}
+        self.keep: list[Any] = []  # the evaluators, alive as long as their bots
+
+    def __call__(self, g: int) -> Any:
+        import pyspiel
+
+        if g not in self.bots:
+            sims, uct_c, rollouts, world_samples = self.settings
+            s = _bot_seed(self.seed, int(self.ids[g]), g % self.R)
+            ev = pyspiel.RandomRolloutEvaluator(rollouts, s)
+            self.keep.append(ev)
+            final = pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT
+            self.bots[g] = pyspiel.ISMCTSBot(s, ev, uct_c, sims, world_samples, final, False, False)
+        return self.bots[g]
+
+
 def play(
     agent_spec: str,
     deals: np.ndarray,
@@ -95,8 +139,6 @@ def play(
     import pyspiel
 
     from agents.registry import make_agent
-    from bobshat_env.core import oh_hell as oh
-    from bobshat_env.core import rng
     from bobshat_env.games import make_game
     from bobshat_env.seating import SeatDispatch
     from train.evaluate.command import layout_specs
@@ -115,31 +157,11 @@ def play(
     R, D = seatings.shape[0], deals.size
     n = R * D
     ids, seating = np.repeat(deals, R), np.tile(seatings, (D, 1))
-    keys = rng.game_keys(seed, ids, 0)
-    state = game.init(keys, auto_deal=False)
-    dealer = (ids % P).astype(np.int8)
-    state.hand_no[:] = hand_no
-    state.dealer[:] = dealer
-    state.first_dealer[:] = (dealer - hand_no) % P
-    trump_card, hands = oh.random_deal(cfg, keys, state.hand_no)
-    oh.deal(cfg, state, np.arange(n), trump_card, hands)
-
+    state, dealer, trump_card, hands = _deal(game, seed, ids, hand_no)
     agent = make_agent(agent_spec, game, seed=seed)
     os_game = pyspiel.load_game("oh_hell", {"players": P})
     os_states = [openspiel_state(os_game, hand_size, int(dealer[g]), hands[g], int(trump_card[g])) for g in range(n)]
-    bots: dict[int, Any] = {}
-    keep: list[Any] = []  # the evaluators, alive as long as their bots
-
-    def bot(g: int) -> Any:
-        if g not in bots:
-            s = _bot_seed(seed, int(ids[g]), g % R)
-            ev = pyspiel.RandomRolloutEvaluator(rollouts, s)
-            keep.append(ev)
-            bots[g] = pyspiel.ISMCTSBot(
-                s, ev, uct_c, sims, world_samples, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
-            )
-        return bots[g]
-
+    bots = _Bots(seed, ids, R, sims, uct_c, rollouts, world_samples)
     seats = SeatDispatch(game, n, [agent])
     scores = np.zeros((n, P), dtype=np.int64)
     secs = {"ours": 0.0, "ismcts": 0.0}
@@ -167,7 +189,7 @@ def play(
                 )
             if who[g] == 1:
                 t0 = time.perf_counter()
-                actions[g] = legal[0] if len(legal) == 1 else bot(g).step(s)
+                actions[g] = legal[0] if len(legal) == 1 else bots(g).step(s)
                 secs["ismcts"] += time.perf_counter() - t0
                 decisions["ismcts"] += 1
             s.apply_action(int(actions[g]))
