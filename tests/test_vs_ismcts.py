@@ -20,7 +20,7 @@ from benchmarks import vs_ismcts
 
 
 def test_sides_sit_where_the_layout_says_and_scores_match_openspiel():
-    """ISMCTS (60 simulations) beats uniform random play on every one of 3 deals; with the sides
+    """ISMCTS (60 simulations) beats uniform random play by far over 3 deals; with the sides
     swapped in the seating map the sign would flip. The harness has compared OpenSpiel's returns with
     our scores on each of the 18 games (it raises otherwise)."""
     res = vs_ismcts.play("random", np.arange(3), seed=3, sims=60)
@@ -29,7 +29,9 @@ def test_sides_sit_where_the_layout_says_and_scores_match_openspiel():
     assert len({tuple(r) for r in res["seating"]}) == 6
     assert res["scores"].shape == (18, 4)
     assert res["decisions"] == {"ours": 3 * 6 * 2 * 11, "ismcts": 3 * 6 * 2 * 11}  # a bid and 10 cards a seat
-    assert (res["diff"] < 0).all(), res["diff"]
+    # ISMCTS does not repeat from its seed: six runs gave deal means of -4.2 to -6.2 per hand (single deals
+    # -1.7 to -8.5), so the bound leaves room; swapping the sides gives about +6
+    assert res["diff"].mean() < -2, res["diff"]
     # the difference is our seats' mean minus ISMCTS's, averaged over the seatings of a deal
     s, seat = res["scores"].reshape(3, 6, 4), res["seating"][None]
     mine = np.where(seat == 0, s, 0).sum(2) / 2 - np.where(seat == 1, s, 0).sum(2) / 2
