@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         from bobshat_env.paths import OutputPathError, check_writable
 
         try:  # before the minutes of play, not after
-            check_writable(a.json, "--json")
+            check_writable(a.json, "--json", regular=True)  # replaced whole per chunk: a FIFO would block
         except OutputPathError as err:
             p.error(str(err))
     from bobshat_env.paths import OutputPathError

@@ -10,6 +10,7 @@ it finished.
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -151,3 +152,23 @@ def test_a_full_disk_mid_run_is_one_line_and_keeps_the_last_json(tmp_path, monke
     err = capsys.readouterr().err
     assert "error: " in err and "No space left on device" in err and "Traceback" not in err
     assert json.loads(path.read_text())["deals"] == 1
+
+
+def test_a_fifo_as_json_is_refused_before_play(tmp_path, capsys):
+    """The JSON is replaced whole after every chunk, so it must be a regular file.
+
+    A FIFO passed the up-front check and then blocked the run at its first
+    write. A reader is held open here so that, were the check missing, the
+    write would go through and the test fail on the exit code, not hang.
+    """
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with pytest.raises(SystemExit) as exc:
+            vs_ismcts.main(["--agent", "strong", "--deals", "1", "--sims", "5", "--json", str(fifo)])
+    finally:
+        os.close(reader)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "Traceback" not in err
