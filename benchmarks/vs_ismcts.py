@@ -53,19 +53,29 @@ def openspiel_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, tru
 
     OpenSpiel's chance nodes: the number of tricks, the dealer, then one card
     per deal action, card ``k`` to seat ``k % P`` (seat 0 first whatever the
-    dealer), and last the trump card. ``hands``: (P, 52) bool.
+    dealer), and last the trump card. ``hands``: (P, 52) bool. Every outcome
+    is checked against the node's own list, so a change in OpenSpiel's chance
+    order stops here, naming the step, instead of dealing other hands (the
+    rules differential in tests/test_oh_hell_openspiel.py builds its states here too).
     """
     P = hands.shape[0]
     s = os_game.new_initial_state()
-    s.apply_action(size)
-    s.apply_action(dealer)
+    _chance(s, size, "the number of tricks")
+    _chance(s, dealer, "the dealer")
     cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
     for k in range(size * P):
-        s.apply_action(cards[k % P][k // P])
-    s.apply_action(trump_card)
+        _chance(s, cards[k % P][k // P], f"deal card {k}")
+    _chance(s, trump_card, "the trump card")
     if s.is_chance_node():
         raise RuntimeError("OpenSpiel's oh_hell still waits for chance after the deal: its chance order changed")
     return s
+
+
+def _chance(s: Any, outcome: int, what: str) -> None:
+    """Apply one chance outcome to OpenSpiel's state, refusing one its chance node does not offer."""
+    if not s.is_chance_node() or outcome not in dict(s.chance_outcomes()):
+        raise RuntimeError(f"OpenSpiel's oh_hell does not offer {outcome} as {what}: its chance order changed")
+    s.apply_action(outcome)
 
 
 def _bot_seed(seed: int, deal: int, seating: int) -> int:
@@ -240,7 +250,7 @@ def _uct(text: str) -> float:
     return value
 
 
-def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any], done: int) -> dict[str, Any]:
+def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any]) -> dict[str, Any]:
     """The JSON of a run so far: settings, per-deal differences, mean and CI, time per decision."""
     from train.evaluate.statistics import clean, mean_ci
 
@@ -255,7 +265,7 @@ def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any]
             "hand_size": args.hand_size,
             "seed": args.seed,
             "first_deal": args.first_deal,
-            "deals": done,
+            "deals": len(diffs),
             "diff_per_hand": mean,
             "ci95": ci,
             "per_deal": diffs,
@@ -346,7 +356,7 @@ def _run(a: argparse.Namespace, p: argparse.ArgumentParser, diffs: list[float]) 
             for side in ("ours", "ismcts"):
                 totals[k][side] += res[k][side]
         totals["wall"] = time.perf_counter() - t0
-        out = summary(a, diffs, totals, len(diffs))
+        out = summary(a, diffs, totals)
         if a.json:
             from bobshat_env.paths import replace_bytes  # the one atomic writer
 

@@ -63,9 +63,5 @@ def test_no_numeric_flag_takes_any_number(command) -> None:
     config checks them, since their range depends on the game.)
     """
     game_options = {a.dest for a in _actions("simulate") if a.container.title == "game options"}
-    plain = [
-        a.option_strings[0]
-        for a in _actions(command)
-        if a.type in (int, float) and a.dest not in game_options
-    ]
+    plain = [a.option_strings[0] for a in _actions(command) if a.type in (int, float) and a.dest not in game_options]
     assert plain == []

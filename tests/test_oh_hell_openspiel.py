@@ -30,22 +30,10 @@ HANDS_PER_PLAYER_COUNT = 300
 
 
 def _drive_openspiel(game, size: int, dealer: int, hands: np.ndarray, trump_card: int):
-    """An OpenSpiel state at the start of bidding with the given deal."""
-    P = hands.shape[0]
-    s = game.new_initial_state()
-    assert s.is_chance_node() and size in dict(s.chance_outcomes())
-    s.apply_action(size)
-    assert s.is_chance_node() and sorted(dict(s.chance_outcomes())) == list(range(P))
-    s.apply_action(dealer)
-    cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
-    for k in range(size * P):
-        card = cards[k % P][k // P]
-        assert s.is_chance_node() and card in dict(s.chance_outcomes())
-        s.apply_action(card)
-    assert s.is_chance_node()
-    s.apply_action(trump_card)
-    assert not s.is_chance_node()
-    return s
+    """An OpenSpiel state at the start of bidding with this deal: the benchmark's, which checks each chance step."""
+    from benchmarks.vs_ismcts import openspiel_state
+
+    return openspiel_state(game, size, dealer, hands, trump_card)
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6, 7])
