@@ -25,7 +25,7 @@ pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has i
 
 from starlette.testclient import TestClient
 
-from bobshat_env.app.web.app import create_app
+from bobshat_env.app.web.app import create_app, without_folders
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints"
@@ -360,6 +360,9 @@ def test_errors_are_json_and_a_failure_does_not_close_the_connection(tmp_path, m
     def boom() -> list:
         raise RuntimeError("the disk caught fire")
 
+    def full_disk() -> list:  # an error's text can carry the server's own paths: the page gets file names only
+        raise OSError(28, "No space left on device", "/srv/bob/records/games.jsonl", None, "C:\\Users\\bob\\b.tmp")
+
     monkeypatch.setattr(app.state.sources, "listing", boom)
     with LiveServer(app) as live, socket.create_connection(("127.0.0.1", int(live.url.rsplit(":", 1)[1]))) as s:
         f = s.makefile("rb")
@@ -375,8 +378,26 @@ def test_errors_are_json_and_a_failure_does_not_close_the_connection(tmp_path, m
 
         status, body = ask("/api/records")
         assert status == 500 and "the disk caught fire" in body["error"]
+        monkeypatch.setattr(app.state.sources, "listing", full_disk)
+        status, body = ask("/api/records")  # the text stays, the server's folders go
+        assert status == 500 and "No space left on device" in body["error"] and "games.jsonl" in body["error"]
+        assert "/srv/" not in body["error"] and "bob" not in body["error"] and "C:" not in body["error"], body
         status, body = ask("/api/meta")  # the same connection: before, uvicorn had closed it after the 500
         assert status == 200 and body["games"]
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("cannot write '/srv/bob/runs/x.json': full", "cannot write 'x.json': full"),
+        ("[Errno 2] No such file: /home/bob/a.pt, /b/", "[Errno 2] No such file: a.pt, b"),
+        ("C:\\Users\\bob\\x.pt -> D:/y/z.pt", "x.pt -> z.pt"),
+        # nothing absolute: kept as it is (a relative path, a URL, a ratio, a home-relative name)
+        ("records/games.jsonl at http://host/a/b, 3 / 4, ~/x", "records/games.jsonl at http://host/a/b, 3 / 4, ~/x"),
+    ],
+)
+def test_an_error_shown_to_a_page_names_files_not_the_servers_folders(text, shown):
+    assert without_folders(text) == shown
 
 
 def test_records_listing_names_the_folder_not_its_path_and_a_relative_folder_replays(tmp_path, monkeypatch):

@@ -61,6 +61,7 @@ import dataclasses
 import functools
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -164,7 +165,23 @@ class _CatchAll:
         except Exception as exc:  # every failure answers, none kills the connection
             _log.exception("bobshat serve: a request failed")
             if not started:
-                await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {str(exc)[:300]}")
+                text = without_folders(str(exc))[:300]  # the whole error goes to the server's log above
+                await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {text}")
+
+
+# An absolute path (POSIX, or Windows with its drive) not inside a word, a relative path or a URL.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/\\-])(?:[A-Za-z]:)?(?:[\\/]+[^\\/\s'\"]+)+[\\/]*")
+
+
+def without_folders(text: str) -> str:
+    """``text`` with every absolute path cut to its last name: ``'/srv/x/games.jsonl'`` -> ``'games.jsonl'``.
+
+    The 500 answer shows a page what failed (a full disk, say), but an
+    error's text can carry the server's own folders, which a page (of any
+    origin, if the server listens beyond this machine) has no business
+    learning; the server's log keeps the whole text.
+    """
+    return _ABSOLUTE_PATH.sub(lambda m: re.split(r"[\\/]+", m.group().rstrip("\\/"))[-1], text)
 
 
 def host_name(host_header: str) -> str:
