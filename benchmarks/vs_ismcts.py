@@ -29,9 +29,12 @@ repeats: a deal is a pure function of (``--seed``, deal id), whichever
 other deals run with it, and our agent acts batched over all games, as in
 ``bobshat eval``. ``--json FILE`` is rewritten after every chunk
 of ``--chunk`` deals (atomically), so an interrupted run keeps what it
-finished, and ``--first-deal`` lets two processes split a range of deals.
+finished, and ``--first-deal`` lets processes split a range of deals;
+``--merge`` joins their JSON files into one result (the same settings, no deal
+twice), as one run over all their deals would report it.
 
     python -m benchmarks.vs_ismcts --agent ppo:checkpoints/oh_hell_4p.pt --sims 1000 --deals 200
+    python -m benchmarks.vs_ismcts --merge part0.json part1.json --json all.json
 """
 
 from __future__ import annotations
@@ -276,6 +279,97 @@ def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any]
     )
 
 
+# The settings two parts must share to be one measurement.
+SAME_SETTINGS = ("agent", "opponent", "layout", "hand_size", "seed")
+
+
+def merge(parts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """One result from the JSON of runs over disjoint deal ranges with the same settings (``--first-deal``).
+
+    The per-deal differences are joined in deal order and the mean and CI
+    computed again over all of them; ``deal_ranges`` lists the ``[first,
+    count]`` runs of deals held (a merged result merges again), decisions and
+    wall seconds are summed, and the time per decision is each side's total
+    time over its total decisions. A part with other settings, or a deal in
+    two parts, is a ValueError naming the files.
+    """
+    from train.evaluate.statistics import clean, mean_ci
+
+    by_deal: dict[int, tuple[float, str]] = {}
+    for part, name in zip(parts, names):
+        missing = [
+            k for k in (*SAME_SETTINGS, "first_deal", "per_deal", "ms_per_decision", "decisions") if k not in part
+        ]
+        if missing or len(part["per_deal"]) != part.get("deals"):
+            raise ValueError(f"{name}: not a whole vs_ismcts result (missing {', '.join(missing) or 'deals'})")
+        for key in SAME_SETTINGS:
+            if part[key] != parts[0][key]:
+                raise ValueError(f"{name}: {key} {part[key]!r} differs from {names[0]}'s {parts[0][key]!r}")
+        ids = [
+            d
+            for first, n in part.get("deal_ranges", [[part["first_deal"], part["deals"]]])
+            for d in range(first, first + n)
+        ]
+        if len(ids) != len(part["per_deal"]):
+            raise ValueError(f"{name}: its deal_ranges hold {len(ids)} deals, its per_deal {len(part['per_deal'])}")
+        for deal, diff in zip(ids, part["per_deal"]):
+            if deal in by_deal:
+                raise ValueError(f"{by_deal[deal][1]} and {name} both hold deal {deal}: merge disjoint ranges")
+            by_deal[deal] = (float(diff), name)
+    ids = sorted(by_deal)
+    diffs = [by_deal[d][0] for d in ids]
+    runs = [[d, 1] for d in ids[:1]]
+    for prev, deal in zip(ids, ids[1:]):
+        if deal == prev + 1:
+            runs[-1][1] += 1
+        else:
+            runs.append([deal, 1])
+    mean, ci = mean_ci(np.asarray(diffs))
+    sides = ("ours", "ismcts")
+    decisions = {k: sum(int(p["decisions"][k]) for p in parts) for k in sides}
+    spent = {k: sum(p["ms_per_decision"][k] * p["decisions"][k] for p in parts) for k in sides}
+    return clean(
+        {
+            **{k: parts[0][k] for k in SAME_SETTINGS},
+            "first_deal": ids[0] if ids else 0,
+            "deals": len(diffs),
+            "deal_ranges": runs,
+            "diff_per_hand": mean,
+            "ci95": ci,
+            "per_deal": diffs,
+            "ms_per_decision": {k: spent[k] / max(decisions[k], 1) for k in sides},
+            "decisions": decisions,
+            "seconds": sum(float(p.get("seconds", 0.0)) for p in parts),
+        }
+    )
+
+
+def _merge_files(paths: list[str], out_path: str | None, p: argparse.ArgumentParser) -> int:
+    """``--merge``: read, join, print one line and write ``--json``; a bad file is one line, exit 2."""
+    parts = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                parts.append(json.load(f))
+        except (OSError, ValueError) as err:
+            p.error(f"--merge: cannot read {path}: {err}")
+        if not isinstance(parts[-1], dict):
+            p.error(f"--merge: {path}: not a vs_ismcts result")
+    try:
+        out = merge(parts, paths)
+    except (ValueError, TypeError, KeyError) as err:
+        p.error(f"--merge: {err}")
+    if out_path:
+        from bobshat_env.paths import OutputPathError, replace_bytes
+
+        try:
+            replace_bytes(out_path, (json.dumps(out, indent=1) + "\n").encode())
+        except OutputPathError as err:
+            p.error(str(err))
+    print(f"{out['agent']} vs {out['opponent']}: {_result(out)} over {out['deals']} deals from {len(paths)} files")
+    return 0
+
+
 def _result(out: dict[str, Any]) -> str:
     """``+0.123 ±0.045 per hand`` (no interval from one deal)."""
     ci = "" if out["ci95"] is None else f" ±{out['ci95']:.3f}"
@@ -301,13 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--world-samples", type=int, default=-1, help="ISMCTS's worlds per decision (-1: no limit)")
     p.add_argument("--chunk", type=_count, default=10, help="deals per batch (the JSON is rewritten after each)")
     p.add_argument("--json", default=None, help="write the result here")
+    p.add_argument("--merge", nargs="+", metavar="FILE", help="join these results of disjoint deal ranges; no play")
     a = p.parse_args(argv)
     if a.world_samples != -1 and not 1 <= a.world_samples <= MAX_COUNT:
         p.error(f"--world-samples: want -1 or 1 to 1,000,000, got {a.world_samples}")
-    try:
-        import pyspiel  # noqa: F401
-    except ImportError:
-        p.error("needs OpenSpiel: pip install open-spiel")
     if a.json:
         from bobshat_env.paths import OutputPathError, check_writable
 
@@ -315,6 +406,12 @@ def main(argv: list[str] | None = None) -> int:
             check_writable(a.json, "--json", regular=True)  # replaced whole per chunk: a FIFO would block
         except OutputPathError as err:
             p.error(str(err))
+    if a.merge:
+        return _merge_files(a.merge, a.json, p)
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError:
+        p.error("needs OpenSpiel: pip install open-spiel")
     from bobshat_env.paths import OutputPathError
     from train.pool import caused_by_interrupt, sigint_after_compiles, sigterm_as_exit
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -172,3 +173,74 @@ def test_a_fifo_as_json_is_refused_before_play(tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "not a regular file" in err and "Traceback" not in err
+
+
+def _part(first: int, diffs: list[float], **settings) -> dict:
+    base = {"agent": "strong", "opponent": "ISMCTS 5", "layout": "2v2", "hand_size": 10, "seed": 7}
+    n = len(diffs)
+    return {
+        **base,
+        **settings,
+        "first_deal": first,
+        "deals": n,
+        "per_deal": diffs,
+        "ms_per_decision": {"ours": 1.0, "ismcts": 4.0},
+        "decisions": {"ours": 10 * n, "ismcts": 30 * n},
+        "seconds": 2.0 * n,
+    }
+
+
+def test_merge_joins_disjoint_ranges_in_deal_order():
+    late, early = _part(5, [3.0, 5.0]), _part(0, [1.0, -1.0, 0.0])
+    late["ms_per_decision"] = {"ours": 4.0, "ismcts": 1.0}
+    out = vs_ismcts.merge([late, early], ["late.json", "early.json"])
+    assert out["per_deal"] == [1.0, -1.0, 0.0, 3.0, 5.0]  # deals 0, 1, 2, then 5, 6
+    assert out["deal_ranges"] == [[0, 3], [5, 2]] and out["first_deal"] == 0 and out["deals"] == 5
+    assert out["diff_per_hand"] == pytest.approx(1.6)
+    sd = np.std([1.0, -1.0, 0.0, 3.0, 5.0], ddof=1)
+    assert out["ci95"] == pytest.approx(2.7764451 * sd / np.sqrt(5))  # Student t, 4 degrees of freedom
+    # time per decision: each side's total time over its total decisions (ours: 30 x 1 ms + 20 x 4 ms over 50)
+    assert out["ms_per_decision"]["ours"] == pytest.approx((30 * 1.0 + 20 * 4.0) / 50)
+    assert out["ms_per_decision"]["ismcts"] == pytest.approx((90 * 4.0 + 60 * 1.0) / 150)
+    assert out["decisions"] == {"ours": 50, "ismcts": 150} and out["seconds"] == 10.0
+    # a merged result merges again, its gap kept
+    again = vs_ismcts.merge([out, _part(3, [2.0, 2.0])], ["all.json", "gap.json"])
+    assert again["deal_ranges"] == [[0, 7]] and again["per_deal"] == [1.0, -1.0, 0.0, 2.0, 2.0, 3.0, 5.0]
+
+
+@pytest.mark.parametrize(
+    "second, message",
+    [
+        (_part(2, [1.0, 1.0]), "a.json and b.json both hold deal 2"),
+        (_part(9, [1.0], seed=8), "b.json: seed 8 differs from a.json's 7"),
+        (_part(9, [1.0], opponent="ISMCTS 6"), "b.json: opponent"),
+        ({**_part(9, [1.0]), "deals": 2}, "b.json: not a whole vs_ismcts result"),
+        ({"agent": "strong"}, "b.json: not a whole vs_ismcts result (missing opponent"),
+    ],
+)
+def test_merge_refuses_other_settings_and_shared_deals(second, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        vs_ismcts.merge([_part(0, [1.0, 2.0, 3.0]), second], ["a.json", "b.json"])
+
+
+def test_merge_from_the_command_line_and_its_bad_files(tmp_path, capsys):
+    paths = []
+    for first in (0, 1):  # two real one-deal runs, as two processes would split a range
+        paths.append(str(tmp_path / f"p{first}.json"))
+        argv = ["--agent", "strong", "--sims", "5", "--deals", "1", "--first-deal", str(first), "--json", paths[-1]]
+        assert vs_ismcts.main(argv) == 0
+    parts = [json.loads(open(p).read()) for p in paths]
+    assert vs_ismcts.main(["--merge", *paths, "--json", str(tmp_path / "all.json")]) == 0
+    joined = json.loads((tmp_path / "all.json").read_text())
+    assert joined["per_deal"] == [parts[0]["per_deal"][0], parts[1]["per_deal"][0]] and joined["deals"] == 2
+    (tmp_path / "bad.json").write_text("{not json")
+    for argv, message in (
+        ([paths[0], str(tmp_path / "bad.json")], "cannot read"),
+        ([paths[0], str(tmp_path / "missing.json")], "cannot read"),
+        ([paths[0], paths[0]], "both hold deal 0"),
+    ):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            vs_ismcts.main(["--merge", *argv])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and message in err and "Traceback" not in err
