@@ -305,13 +305,11 @@ def merge(parts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         for key in SAME_SETTINGS:
             if part[key] != parts[0][key]:
                 raise ValueError(f"{name}: {key} {part[key]!r} differs from {names[0]}'s {parts[0][key]!r}")
-        ids = [
-            d
-            for first, n in part.get("deal_ranges", [[part["first_deal"], part["deals"]]])
-            for d in range(first, first + n)
-        ]
-        if len(ids) != len(part["per_deal"]):
-            raise ValueError(f"{name}: its deal_ranges hold {len(ids)} deals, its per_deal {len(part['per_deal'])}")
+        ranges = [(int(first), int(n)) for first, n in part.get("deal_ranges", [[part["first_deal"], part["deals"]]])]
+        held = sum(n for _, n in ranges)
+        if held != len(part["per_deal"]) or any(first < 0 or n < 1 for first, n in ranges):  # before listing them
+            raise ValueError(f"{name}: its deal_ranges hold {held} deals, its per_deal {len(part['per_deal'])}")
+        ids = [d for first, n in ranges for d in range(first, first + n)]
         for deal, diff in zip(ids, part["per_deal"]):
             if deal in by_deal:
                 raise ValueError(f"{by_deal[deal][1]} and {name} both hold deal {deal}: merge disjoint ranges")
