@@ -104,6 +104,30 @@ def test_the_batched_replay_gives_the_one_record_replay_rows_bit_for_bit(name, o
     assert np.abs(np.concatenate([v for *_, v in one])).sum() > 0
 
 
+def test_a_renege_is_left_out_and_the_rest_of_its_game_is_learned():
+    """Renege mode: a player's card that breaks follow suit ends the hand and the same hand is dealt again.
+    The renege is not a move the policy can make (its mask holds the legal cards only), so it is left out;
+    every other decision of the game, the hand broken by it and the hand dealt again included, is kept,
+    in both replays, and the values still see the penalty of the broken hand."""
+    game = make_game("bobs_hat", players=4, hands=3, renege_mode=True)
+    records, _ = play(bobs_hat, game.config, 8, seed=4, renege_p=0.05)
+    reneges = sum(1 for r in records for h in r["hands"] if h.get("renege"))
+    assert reneges >= 2
+    decisions = sum(
+        len(h["bids"]) + (h["hat"] is not None) + sum(len(t["cards"]) for t in h["tricks"])
+        for r in records
+        for h in r["hands"]
+    )
+    one = [game_decisions(game, r) for r in records]
+    together = batch_decisions(game, records)
+    for a, b in zip(one, together):
+        for what, x, y in zip(("obs", "mask", "action", "value"), a, b):
+            assert np.array_equal(x, y), what
+    mask, action = (np.concatenate([part[k] for part in one]) for k in (1, 2))
+    assert mask[np.arange(len(action)), action].all()  # only moves the policy can make
+    assert len(action) == decisions - reneges  # every decision but the reneges
+
+
 def test_value_target_is_the_hand_margin_from_the_first_decision():
     """The value head's target (as the presets reward a hand) at each hand's first decision: the seat's hand
     score less the others' mean, times 0.1."""

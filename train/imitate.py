@@ -200,9 +200,24 @@ def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.
     seat = state.cur.astype(np.int64)
     mask = game.legal_action_mask(state)
     obs = game.observe(state, seat=seat)
-    if not mask[np.arange(len(action)), action].all():  # the replay checked every action: a bug if this fails
-        raise ImitationError("a recorded action is not legal in its replayed state (a bug: please report it)")
-    return obs, mask, action, _value_targets(np.asarray(rewards), np.asarray(entry_of), seat)
+    value = _value_targets(np.asarray(rewards), np.asarray(entry_of), seat)  # the reneges' penalties included
+    keep = _learnable(game, mask, action, "")
+    return obs[keep], mask[keep], action[keep], value[keep]
+
+
+def _learnable(game: Any, mask: np.ndarray, action: np.ndarray, where: str) -> np.ndarray:
+    """(n,) bool: the decisions to learn from, every one but a renege.
+
+    The replay checked every action against the rules, so a recorded action
+    outside the legal mask is a renege (renege mode: a held card that breaks
+    follow suit, which ends the hand): a move the policy cannot make, its
+    mask holding the legal cards only, so it is left out. Without renege
+    mode such an action is a bug, and an error.
+    """
+    legal = mask[np.arange(len(action)), action]
+    if not legal.all() and not game.renege_mode:
+        raise ImitationError(f"{where}a recorded action is not legal in its replayed state (a bug: please report it)")
+    return legal
 
 
 def _hand_entries(record: dict) -> tuple[Any, Any, list[tuple[Any, list[int]]]]:
@@ -274,9 +289,9 @@ def _step_entries(game: Any, parsed: list[tuple[Any, Any, list]]) -> list[tuple[
     for i, parts in enumerate(rows):
         obs, mask, action, rewards, seat = (np.concatenate(x) for x in zip(*parts))
         entry_of = np.concatenate([np.full(len(p[2]), k) for k, p in enumerate(parts)])
-        if not mask[np.arange(len(action)), action].all():  # the replay checked every action: a bug if this fails
-            raise ImitationError(f"record {i}: a recorded action is not legal in its replayed state (a bug)")
-        out.append((obs, mask, action, _value_targets(rewards, entry_of, seat)))
+        value = _value_targets(rewards, entry_of, seat)
+        keep = _learnable(game, mask, action, f"record {i}: ")
+        out.append((obs[keep], mask[keep], action[keep], value[keep]))
     return out
 
 
