@@ -9,7 +9,9 @@ an error naming the file and line, and nothing is written), and turns each
 decision into a training row: the observation and legal mask the seat to act
 had (computed by the game's own ``observe`` and ``legal_action_mask`` on the
 replayed state, exactly what :class:`agents.ppo_agent.PPOAgent` sees in play)
-and, as the target, the action the record says it chose.
+and, as the target, the action the record says it chose. A renege (renege
+mode: a held card that breaks follow suit) is the one decision left out, as
+no mask of the policy holds it; the rest of its game is kept.
 
 The replay checks each record alone, keeping only each hand's deal and the
 actions; the hands of ``REPLAY_BATCH`` records are then stepped again together
