@@ -126,6 +126,14 @@ def test_a_renege_is_left_out_and_the_rest_of_its_game_is_learned():
     mask, action = (np.concatenate([part[k] for part in one]) for k in (1, 2))
     assert mask[np.arange(len(action)), action].all()  # only moves the policy can make
     assert len(action) == decisions - reneges  # every decision but the reneges
+    # The broken hand's only score change is the renege's -15, so every decision of it has the margin to go of
+    # that penalty: -15 x 0.1 for the reneger's, +15 / 3 x 0.1 for the others' (values taken before the drop).
+    broken = [(r, one[i]) for i, r in enumerate(records) if r["hands"][0].get("renege")]
+    assert broken
+    for r, (_, _, _, value) in broken:
+        h = r["hands"][0]
+        n = len(h["bids"]) + (h["hat"] is not None) + sum(len(t["cards"]) for t in h["tricks"]) - 1
+        assert set(np.round(value[:n], 4).tolist()) == {-1.5, 0.5}
 
 
 def test_value_target_is_the_hand_margin_from_the_first_decision():
