@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -311,6 +312,8 @@ def merge(parts: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
             raise ValueError(f"{name}: its deal_ranges hold {held} deals, its per_deal {len(part['per_deal'])}")
         ids = [d for first, n in ranges for d in range(first, first + n)]
         for deal, diff in zip(ids, part["per_deal"]):
+            if not math.isfinite(float(diff)):  # NaN or inf: no mean to report
+                raise ValueError(f"{name}: deal {deal}'s difference is {diff}, not a number of points")
             if deal in by_deal:
                 raise ValueError(f"{by_deal[deal][1]} and {name} both hold deal {deal}: merge disjoint ranges")
             by_deal[deal] = (float(diff), name)

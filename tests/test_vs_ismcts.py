@@ -217,6 +217,7 @@ def test_merge_joins_disjoint_ranges_in_deal_order():
         ({**_part(9, [1.0]), "deals": 2}, "b.json: not a whole vs_ismcts result"),
         ({"agent": "strong"}, "b.json: not a whole vs_ismcts result (missing opponent"),
         ({**_part(9, [1.0]), "deal_ranges": [[9, 10**12]]}, "b.json: its deal_ranges hold 1000000000000 deals"),
+        (_part(9, [1.0, float("nan")]), "b.json: deal 10's difference is nan"),
     ],
 )
 def test_merge_refuses_other_settings_and_shared_deals(second, message):
