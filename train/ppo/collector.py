@@ -43,7 +43,7 @@ from bobshat_env.vector import VectorEnv
 from train.evaluate.statistics import win_shares
 from train.ppo.config import Args
 from train.ppo.rollout import Rollout
-from train.ppo.update import autocast, interleaved_gae, net_input
+from train.ppo.update import autocast, from_half, inference_copy, interleaved_gae, net_input
 from train.selfplay import SELF, OpponentPool
 
 
@@ -164,6 +164,7 @@ class RolloutCollector:
         self.hand_no = env.hand_number
         self.ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
         self.n = 0
+        self.infer: PolicyNet | None = None  # the rollout's copy of ``net`` (inference_copy), made per rollout
         self.on_step: Callable[[int, int], None] | None = None  # called after each env step with (step, T)
 
     def collect_rollout(self) -> Rollout:
@@ -171,6 +172,7 @@ class RolloutCollector:
         t0 = time.perf_counter()
         B, T, args = self.env.num_envs, self.T, self.args
         self.n = 0
+        self.infer = inference_copy(self.net, args.bf16, self.infer if self.infer is not self.net else None)
         self.pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
         self._returns: list[np.ndarray] = []
         self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -230,8 +232,9 @@ class RolloutCollector:
         self.mask_buf[sl] = m.numpy()
         dev = net.device  # the input stage ran on the CPU; the products run where the weights are
         in_dtype = net_input(self.args.bf16, dev.type)  # from the stored float16: as the update reads them
-        with torch.inference_mode(), autocast(self.args.bf16, dev.type):
-            logits, value = net.head(self.obs_buf_t[sl].to(dev, in_dtype))
+        infer = self.infer if self.infer is not None else net
+        with torch.inference_mode(), autocast(self.args.bf16 and infer is net, dev.type):
+            logits, value = infer.head(from_half(self.obs_buf_t[sl].to(dev), in_dtype))
             logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))
             a = sample_actions(logits).cpu()
             logp = torch.log_softmax(logits, dim=-1).gather(1, a.to(dev)[:, None]).squeeze(1)

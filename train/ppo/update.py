@@ -11,6 +11,7 @@ rows. bf16 autocast is shared with the collector's inference
 from __future__ import annotations
 
 import functools
+from copy import deepcopy
 
 import numpy as np
 import torch
@@ -81,6 +82,39 @@ def net_input(bf16: bool, device_type: str = "cpu") -> torch.dtype:
     return torch.bfloat16 if bf16 and native_bf16(device_type) else torch.float32
 
 
+def inference_copy(net: PolicyNet, bf16: bool, cache: PolicyNet | None = None) -> PolicyNet:
+    """The network a rollout samples from, made once per rollout: ``net`` itself, or, where ``bf16`` is on and
+    the device has it (:func:`native_bf16`), a bfloat16 copy of its current weights (``cache`` reused when
+    given). Under autocast every call casts every weight to bfloat16 again (some twenty copies a rollout step);
+    the copy's products are the same ones on the same rounded values, so its outputs equal autocast's bit for
+    bit, and with :func:`from_half` a step's network call takes 1.05 ms instead of 1.73 ms (640 rows)."""
+    if not (bf16 and native_bf16(net.device.type)):
+        return net
+    # deepcopy, not clone_frozen: a new PolicyNet's initialization would draw from torch's global RNG, which
+    # samples the actions
+    frozen = cache if cache is not None else deepcopy(net).to(torch.bfloat16)
+    frozen.load_state_dict(net.state_dict())  # copy_ rounds to bfloat16 as autocast's cast does
+    return frozen
+
+
+def half_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``x[rows]`` of a 2-byte tensor (float16, bfloat16), gathered as int16: the same bytes, but
+    ``index_select`` has a vectorized CPU path for int16 and not for the half types (4,096 of 272,000 Bob's Hat
+    rows: 0.7 ms against 1.8 ms, on an AVX-512 Xeon)."""
+    return x.view(torch.int16).index_select(0, rows).view(x.dtype)
+
+
+def from_half(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Float16 ``x`` as ``dtype``; to bfloat16 through float32. The values are the same (float16 to float32 is
+    exact, then the one rounding to bfloat16), but PyTorch converts float16 to bfloat16 directly element by
+    element on the CPU: 4.5 ms against 2.0 ms for a 4,096 x 571 minibatch, 0.79 against 0.21 ms for a
+    rollout step's 640 rows (AVX-512 Xeon). Converting the whole rollout once per update instead was no
+    faster (0.27 s for 272,000 rows, against 0.32 s for two epochs' minibatches) and held a second copy."""
+    if dtype == torch.bfloat16 and x.dtype == torch.float16:
+        return x.float().to(dtype)
+    return x.to(dtype)
+
+
 def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
     (those of the last minibatch, as CleanRL logs them). The batch moves to the network's device once; the
@@ -102,8 +136,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
         perm = torch.randperm(n)
         for start in range(0, n, args.minibatch_size):
             mb = perm[start : start + args.minibatch_size].to(dev)
-            # index_select: ~4x faster than b_obs[mb]
-            x = rows.take(mb) if rows is not None else b_obs.index_select(0, mb).to(in_dtype)
+            x = rows.take(mb) if rows is not None else from_half(half_rows(b_obs, mb), in_dtype)
             with autocast(args.bf16, dev.type):
                 logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
             logits, newvalue = logits.float(), newvalue.float()
