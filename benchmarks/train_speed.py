@@ -3,7 +3,8 @@
 Run it as ``bobshat bench --train [--repo OLD_CHECKOUT] [--reps 3] [--decisions N] [--json FILE]``, or
 ``python benchmarks/train_speed.py ...`` with the same flags. Each measurement is one run of the trainer
 (:func:`train.ppo.run.train`) on ``configs/bobs_hat_4p.yaml`` for ``decisions`` table decisions, without
-evaluation (``--eval-every 0``), in a fresh Python process whose ``PYTHONPATH`` is the checkout measured:
+evaluation (``--eval-every -1``; ``0`` would still evaluate at the first and last iterations), in a fresh
+Python process whose ``PYTHONPATH`` is the checkout measured:
 this one, and each ``--repo`` (an older commit, e.g. ``git worktree add /tmp/speed-old c7bbf2c``), so old
 and new code are measured in the same session, interleaved (the order alternates from one repetition to the
 next), ``reps`` times; medians are reported, and the first checkout's speed-up over each other one.
@@ -148,7 +149,7 @@ def measure(decisions: int, extra: list[str], split: bool = True) -> dict[str, A
 
     TrainingRun.run = run
     with tempfile.TemporaryDirectory() as runs:
-        argv = ["--config", PRESET, "--total-decisions", str(decisions), "--eval-every", "0", "--progress", "false"]
+        argv = ["--config", PRESET, "--total-decisions", str(decisions), "--eval-every", "-1", "--progress", "false"]
         summary = train(parse_args([*argv, "--runs-dir", runs, *extra]))
     table, learner = summary["decisions_this_run"], summary["learner_decisions"]
     return {
