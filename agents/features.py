@@ -39,9 +39,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import torch
-from numba import njit
+from numba import njit, prange
 from torch import nn
 
 from bobshat_env.core import game_module
@@ -135,18 +136,35 @@ def prepare_inputs(
     sym = _NO_SYMMETRY if symmetry is None else symmetry.obs_index
     key = (0, 0) if symmetry is None else symmetry.key
     tables = _NO_FEATURES if features is None else features.tables
-    _prepare_kernel(x, sym, key[0], key[1], F > 0, *tables, out, k)
+    threads = numba.get_num_threads()
+    if B >= PARALLEL_MIN_ROWS and threads > 1:
+        _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * threads)
+    else:
+        _prepare_rows(x, sym, key[0], key[1], F > 0, *tables, out, k, 0, B)
     return torch.from_numpy(out), torch.from_numpy(k)
 
 
-@njit(cache=True)
-def _prepare_kernel(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k):
-    B, D = obs.shape
+# From this many rows on, the pass is split over numba's threads (the trainer's rollout prepares ~640 rows a
+# step: 2.0 ms on one core of an AVX-512 Xeon). Rows never touch each other, so the result is the same.
+PARALLEL_MIN_ROWS = 256
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _prepare_parallel(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k, chunks):
+    B = obs.shape[0]
+    for c in prange(chunks):  # ranges of rows, each with its own scratch
+        lo, hi = c * B // chunks, (c + 1) * B // chunks
+        _prepare_rows(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k, lo, hi)
+
+
+@njit(cache=True, nogil=True)
+def _prepare_rows(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k, lo, hi):
+    D = obs.shape[1]
     # scratch for the features, allocated once per call (per row it cost a fifth of the pass)
     P, N, R, S = spec[6], spec[7], spec[8], spec[9]
     seat_card, seen = np.empty((1, P), dtype=np.int64), np.empty(N, dtype=np.bool_)
     above, unseen_s, higher = np.empty((S, R + 1), np.int64), np.empty(S, np.int64), np.empty(N, np.int64)
-    for i in range(B):
+    for i in range(lo, hi):
         # relabel: trump becomes suit 0 (module symmetry); the key's argmax picks the table row
         row = 0
         if sym.shape[0] > 0:

@@ -109,3 +109,35 @@ def test_network_with_features_and_symmetry_saves_and_reloads(tmp_path):
         feats(torch.zeros(3, 100))
     with pytest.raises(ValueError, match="no trick features for game 'go'"):
         TrickFeatures.for_game("go", None)
+
+
+def test_a_large_batch_is_split_over_threads_with_the_same_result(monkeypatch):
+    """From PARALLEL_MIN_ROWS rows on, the pass runs in ranges of rows over numba's threads; every row is the
+    one the single-thread pass writes (which the test above checks against the rules), for any number of
+    ranges, even or not. Seen red with a range's upper bound one short (a row per range left unwritten)."""
+    import numba
+
+    from agents import features
+
+    game = make_game("bobs_hat", players=4)
+    sym, feats = trump_canonical(game.name, game.config), TrickFeatures.for_game(game.name, game.config)
+    obs = torch.from_numpy(np.concatenate(_states(game, B=40, steps=30, seed=8)))  # 1,200 rows, every phase
+    assert obs.shape[0] >= features.PARALLEL_MIN_ROWS
+    real, chunks = features._prepare_parallel, []
+    monkeypatch.setattr(features, "_prepare_parallel", lambda *a: chunks.append(a[-1]) or real(*a))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        serial = features.prepare_inputs(obs, sym, feats)
+    finally:
+        numba.set_num_threads(threads)
+    assert chunks == []  # one thread: the serial pass
+    split = features.prepare_inputs(obs, sym, feats)
+    assert chunks == ([4 * threads] if threads > 1 else [])
+    assert torch.equal(split[0], serial[0]) and torch.equal(split[1], serial[1])
+    # any number of ranges (7 and 1,200 do not divide evenly into each other's multiples)
+    x = np.ascontiguousarray(obs.numpy())
+    for n in (1, 7, 1200):
+        out, k = np.full_like(serial[0].numpy(), np.nan), np.full(x.shape[0], -1)
+        real(x, sym.obs_index, sym.key[0], sym.key[1], True, *feats.tables, out, k, n)
+        assert np.array_equal(out, serial[0].numpy()) and np.array_equal(k, serial[1].numpy()), n
