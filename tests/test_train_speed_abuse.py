@@ -169,6 +169,18 @@ def test_json_to_a_fifo_goes_to_its_reader(checkout):
     assert fifo.is_fifo()
 
 
+def test_warm_up_runs_come_first_and_are_not_measured(checkout, tmp_path):
+    """``--warmup 2``: two runs per checkout before the measured one (a changed kernel compiles in the first
+    run after the change), none of them in the rows. Seen red with the warm-up rows kept."""
+    marks = tmp_path / "runs.txt"
+    code, out, err = finish(script(checkout, "--warmup", "2", "--json", "-", STUB_PIDS=str(marks)))
+    assert code == 0, err
+    assert len(marks.read_text().split()) == 3 and err.count("warm-up") == 2, err
+    assert len(rows_of(out[out.index("\n[\n") + 1 :])) == 1  # the rows after the summary
+    code, out, err = finish(script(checkout, "--warmup", "0", "--json", "-", STUB_PIDS=str(tmp_path / "none.txt")))
+    assert code == 0 and "warm-up" not in err and len((tmp_path / "none.txt").read_text().split()) == 1, err
+
+
 def test_script_refuses_a_json_path_in_a_missing_folder_before_running(checkout, tmp_path):
     marks = tmp_path / "runs.txt"
     code, _, err = finish(script(checkout, "--json", str(tmp_path / "no" / "rows.json"), STUB_PIDS=str(marks)))
