@@ -392,6 +392,9 @@ def test_errors_are_json_and_a_failure_does_not_close_the_connection(tmp_path, m
         ("cannot write '/srv/bob/runs/x.json': full", "cannot write 'x.json': full"),
         ("[Errno 2] No such file: /home/bob/a.pt, /b/", "[Errno 2] No such file: a.pt, b"),
         ("C:\\Users\\bob\\x.pt -> D:/y/z.pt", "x.pt -> z.pt"),
+        # a quoted path (as OSError writes its file names) is cut whole, spaces included
+        ("[Errno 28] No space: '/home/my user/runs/x y.json'", "[Errno 28] No space: 'x y.json'"),
+        ("write \"C:\\My Files\\a b.pt\" and '/srv/one two/'", "write \"a b.pt\" and 'one two'"),
         # nothing absolute: kept as it is (a relative path, a URL, a ratio, a home-relative name)
         ("records/games.jsonl at http://host/a/b, 3 / 4, ~/x", "records/games.jsonl at http://host/a/b, 3 / 4, ~/x"),
     ],

@@ -169,7 +169,10 @@ class _CatchAll:
                 await _send_json(send, 500, f"the server failed: {type(exc).__name__}: {text}")
 
 
-# An absolute path (POSIX, or Windows with its drive) not inside a word, a relative path or a URL.
+# A quoted absolute path, spaces and all ('/home/my user/x.pt', as OSError's text quotes a file name); then
+# an unquoted one (POSIX, or Windows with its drive) not inside a word, a relative path or a URL, which ends at
+# the first space.
+_QUOTED_PATH = re.compile(r"""(['"])((?:[A-Za-z]:)?[\\/][^'"\n]*)\1""")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/\\-])(?:[A-Za-z]:)?(?:[\\/]+[^\\/\s'\"]+)+[\\/]*")
 
 
@@ -181,7 +184,13 @@ def without_folders(text: str) -> str:
     origin, if the server listens beyond this machine) has no business
     learning; the server's log keeps the whole text.
     """
-    return _ABSOLUTE_PATH.sub(lambda m: re.split(r"[\\/]+", m.group().rstrip("\\/"))[-1], text)
+    text = _QUOTED_PATH.sub(lambda m: m[1] + _last_name(m[2]) + m[1], text)  # spaces and all: OSError quotes
+    return _ABSOLUTE_PATH.sub(lambda m: _last_name(m.group()), text)
+
+
+def _last_name(path: str) -> str:
+    """The last name of a path (``/a/b/`` -> ``b``), either separator."""
+    return re.split(r"[\\/]+", path.rstrip("\\/"))[-1]
 
 
 def host_name(host_header: str) -> str:
