@@ -377,6 +377,11 @@ def _result(out: dict[str, Any]) -> str:
     return f"{out['diff_per_hand']:+.3f}{ci} per hand"
 
 
+# the flags of a measurement (``--merge`` refuses them)
+PLAY_FLAGS = ("agent", "sims", "deals", "first_deal", "seed", "layout", "hand_size", "uct_c", "rollouts")
+PLAY_FLAGS += ("world_samples", "chunk")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print a line per chunk and the result; returns the exit status."""
     p = argparse.ArgumentParser(
@@ -408,6 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         except OutputPathError as err:
             p.error(str(err))
     if a.merge:
+        played = [f"--{k.replace('_', '-')}" for k in PLAY_FLAGS if getattr(a, k) != p.get_default(k)]
+        if played:  # the settings come from the files: a flag that would change them is a mistake, not a no-op
+            p.error(f"--merge joins finished results and plays nothing: drop {', '.join(played)}")
         return _merge_files(a.merge, a.json, p)
     try:
         import pyspiel  # noqa: F401

@@ -240,6 +240,9 @@ def test_merge_from_the_command_line_and_its_bad_files(tmp_path, capsys):
         ([paths[0], str(tmp_path / "bad.json")], "cannot read"),
         ([paths[0], str(tmp_path / "missing.json")], "cannot read"),
         ([paths[0], paths[0]], "both hold deal 0"),
+        # a measurement's flag would be silently ignored: refused, named (the settings come from the files)
+        ([*paths, "--uct-c", "10"], "drop --uct-c"),
+        ([*paths, "--seed", "3", "--sims=50"], "drop --sims, --seed"),
     ):
         capsys.readouterr()
         with pytest.raises(SystemExit) as exc:
