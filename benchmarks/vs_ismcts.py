@@ -361,14 +361,21 @@ def _merge_files(paths: list[str], out_path: str | None, p: argparse.ArgumentPar
     except (ValueError, TypeError, KeyError) as err:
         p.error(f"--merge: {err}")
     if out_path:
-        from bobshat_env.paths import OutputPathError, replace_bytes
+        from bobshat_env.paths import OutputPathError
 
         try:
-            replace_bytes(out_path, (json.dumps(out, indent=1) + "\n").encode())
+            _write(out_path, out)
         except OutputPathError as err:
             p.error(str(err))
     print(f"{out['agent']} vs {out['opponent']}: {_result(out)} over {out['deals']} deals from {len(paths)} files")
     return 0
+
+
+def _write(path: str, out: dict[str, Any]) -> None:
+    """``out`` as indented JSON, replacing ``path`` in one step (the one atomic writer)."""
+    from bobshat_env.paths import replace_bytes
+
+    replace_bytes(path, (json.dumps(out, indent=1) + "\n").encode())
 
 
 def _result(out: dict[str, Any]) -> str:
@@ -464,9 +471,7 @@ def _run(a: argparse.Namespace, p: argparse.ArgumentParser, diffs: list[float]) 
         totals["wall"] = time.perf_counter() - t0
         out = summary(a, diffs, totals)
         if a.json:
-            from bobshat_env.paths import replace_bytes  # the one atomic writer
-
-            replace_bytes(a.json, (json.dumps(out, indent=1) + "\n").encode())
+            _write(a.json, out)
         print(f"{len(diffs)} deals: {_result(out)}; {totals['wall']:.0f} s", file=sys.stderr, flush=True)
     return out
 
