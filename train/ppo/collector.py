@@ -172,7 +172,7 @@ class RolloutCollector:
         t0 = time.perf_counter()
         B, T, args = self.env.num_envs, self.T, self.args
         self.n = 0
-        self.infer = inference_copy(self.net, args.bf16, self.infer if self.infer is not self.net else None)
+        self.infer = inference_copy(self.net, args.bf16, self.infer)
         self.pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
         self._returns: list[np.ndarray] = []
         self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -232,7 +232,7 @@ class RolloutCollector:
         self.mask_buf[sl] = m.numpy()
         dev = net.device  # the input stage ran on the CPU; the products run where the weights are
         in_dtype = net_input(self.args.bf16, dev.type)  # from the stored float16: as the update reads them
-        infer = self.infer if self.infer is not None else net
+        infer = self.infer if self.infer is not None else net  # set by collect_rollout
         with torch.inference_mode(), autocast(self.args.bf16 and infer is net, dev.type):
             logits, value = infer.head(from_half(self.obs_buf_t[sl].to(dev), in_dtype))
             logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))

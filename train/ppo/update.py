@@ -84,15 +84,16 @@ def net_input(bf16: bool, device_type: str = "cpu") -> torch.dtype:
 
 def inference_copy(net: PolicyNet, bf16: bool, cache: PolicyNet | None = None) -> PolicyNet:
     """The network a rollout samples from, made once per rollout: ``net`` itself, or, where ``bf16`` is on and
-    the device has it (:func:`native_bf16`), a bfloat16 copy of its current weights (``cache`` reused when
-    given). Under autocast every call casts every weight to bfloat16 again (some twenty copies a rollout step);
-    the copy's products are the same ones on the same rounded values, so its outputs equal autocast's bit for
-    bit, and with :func:`from_half` a step's network call takes 1.05 ms instead of 1.73 ms (640 rows)."""
+    the device has it (:func:`native_bf16`), a bfloat16 copy of its current weights (``cache``, the last
+    rollout's copy, reused when it is one). Under autocast every call casts every weight to bfloat16 again
+    (some twenty copies a rollout step); the copy's products are the same ones on the same rounded values, so
+    its outputs equal autocast's bit for bit, and with :func:`from_half` a step's network call takes 1.05 ms
+    instead of 1.73 ms (640 rows)."""
     if not (bf16 and native_bf16(net.device.type)):
         return net
     # deepcopy, not clone_frozen: a new PolicyNet's initialization would draw from torch's global RNG, which
     # samples the actions
-    frozen = cache if cache is not None else deepcopy(net).to(torch.bfloat16)
+    frozen = cache if cache is not None and cache is not net else deepcopy(net).to(torch.bfloat16)
     frozen.load_state_dict(net.state_dict())  # copy_ rounds to bfloat16 as autocast's cast does
     return frozen
 
