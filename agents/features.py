@@ -136,9 +136,10 @@ def prepare_inputs(
     sym = _NO_SYMMETRY if symmetry is None else symmetry.obs_index
     key = (0, 0) if symmetry is None else symmetry.key
     tables = _NO_FEATURES if features is None else features.tables
-    threads = numba.get_num_threads()
-    if B >= PARALLEL_MIN_ROWS and threads > 1:
-        _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * threads)
+    # the size first: numba.get_num_threads() starts numba's threads, which a small batch must not do (they
+    # share torch's OpenMP runtime, whose thread count they change: see bobshat_env/core/compiled.py)
+    if B >= PARALLEL_MIN_ROWS and numba.get_num_threads() > 1:
+        _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * numba.get_num_threads())
     else:
         _prepare_rows(x, sym, key[0], key[1], F > 0, *tables, out, k, 0, B)
     return torch.from_numpy(out), torch.from_numpy(k)
