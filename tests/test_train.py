@@ -473,3 +473,28 @@ def test_bf16_only_where_the_hardware_multiplies_it(monkeypatch):
         with update.autocast(False, "cpu"):
             assert not torch.is_autocast_enabled("cpu")
         assert update.net_input(False, "cpu") == torch.float32
+
+
+def test_torch_threads_holds_after_the_engine_starts_numbas_threads(tmp_path):
+    """``torch_threads: 1`` stays one thread through a run whose engine runs its parallel kernels (B >= 512):
+    numba's threads share torch's OpenMP runtime, and starting them reset torch's thread count to theirs (the
+    run then multiplied on two threads). A fresh process, so numba's threads start inside the run. Seen red
+    with train.ppo.run calling torch.set_num_threads directly, as before."""
+    import subprocess
+    import sys
+
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here: nothing to reset")
+    code = (
+        "import torch\n"
+        "from train.ppo.config import parse_args\n"
+        "from train.ppo.run import train\n"
+        f"train(parse_args(['--config', {SMOKE!r}, '--runs-dir', {str(tmp_path)!r}, '--num-envs', '512',\n"
+        "    '--num-steps', '4', '--total-decisions', '2048', '--torch-threads', '1', '--eval-every', '-1']))\n"
+        "print('THREADS', torch.get_num_threads())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "THREADS 1" in out.stdout, out.stdout[-500:]

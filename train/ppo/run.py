@@ -32,6 +32,7 @@ import torch
 from agents import available
 from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporaries, save_training_state
 from agents.ppo_agent import PolicyNet, PPOAgent
+from bobshat_env.core.compiled import set_torch_threads
 from bobshat_env.games import make_game
 from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
@@ -180,7 +181,7 @@ class TrainingRun:
         self.run_dir = Path(args.runs_dir) / self.run_name
         self.ckpt_path = self.run_dir / CKPT_FILE
         if args.torch_threads > 0:
-            torch.set_num_threads(args.torch_threads)
+            set_torch_threads(args.torch_threads)  # numba's threads started first: they would reset it
         torch.set_flush_denormal(True)  # tiny probabilities' gradients would otherwise hit the slow denormal path
         remove_stale_temporaries(self.run_dir)  # checkpoint writes of a run killed part-way
         limit_s = 60.0 * args.time_limit_min
