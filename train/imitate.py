@@ -71,6 +71,7 @@ from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
+from bobshat_env.core.compiled import set_torch_threads
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching
@@ -544,7 +545,7 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
     """
     if not 0.0 <= opts.holdout < 1.0:
         raise ImitationError(f"--holdout must be at least 0 and below 1, got {opts.holdout:g}")
-    torch.set_num_threads(opts.threads)
+    set_torch_threads(opts.threads)  # numba's threads started first: the replay's kernels would reset it
     torch.set_flush_denormal(True)  # as train.ppo: tiny gradients would otherwise take the slow denormal path
     torch.manual_seed(opts.seed)  # the fresh network's initial weights
     net = make_network(game, opts)
