@@ -90,6 +90,9 @@ class Args:
     anneal_lr: bool = _arg(True, "decay the learning rate linearly to 0")
     update_epochs: int = _arg(2, "passes over each rollout")
     minibatch_size: int = _arg(4096, "learner decisions per gradient step")
+    update_threads: int = _arg(
+        1, "update threads: each minibatch's gradient in this many shards, summed in order (numbers depend on it)"
+    )
     norm_adv: bool = _arg(True, "normalize advantages per minibatch")
     clip_coef: float = _arg(0.2, "PPO ratio clip")
     clip_vloss: bool = _arg(True, "clip the value loss too")
@@ -243,7 +246,7 @@ def check_args(args: Args, pool: bool = True) -> None:
     """
     if args.train_for not in TRAIN_FOR:
         raise ValueError(f"train_for must be one of {', '.join(TRAIN_FOR)}, got {args.train_for!r}")
-    for name in ("num_envs", "minibatch_size", "update_epochs", "checkpoint_every", "max_exploiters"):
+    for name in ("num_envs", "minibatch_size", "update_epochs", "update_threads", "checkpoint_every", "max_exploiters"):
         if getattr(args, name) < 1:
             raise ValueError(f"{name} must be at least 1, got {getattr(args, name)}")
     for name in ("snapshot_every", "exploiters_every", "exploiter_decisions"):
@@ -329,6 +332,7 @@ def _check_agent_names(name: str, specs: Any, game: Any = None) -> None:
 _RANGES: dict[str, tuple[Any, Any]] = {
     "seed": (0, 2**63 - 1),
     "torch_threads": (0, 1024),
+    "update_threads": (1, 64),
     "num_envs": (1, 65_536),
     "num_steps": (0, 100_000),
     "gamma": (0.0, 1.0),

@@ -11,6 +11,7 @@ rows. bf16 autocast is shared with the collector's inference
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 
 import numpy as np
@@ -116,10 +117,72 @@ def from_half(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return x.to(dtype)
 
 
+@functools.cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """The update's helper threads (one pool per size, for the process's life: a thread costs ~0.1 ms to start,
+    a minibatch's shard ~4 ms to compute)."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ppo-update")
+
+
+def _shard_terms(
+    net: PolicyNet,
+    x: torch.Tensor | SparseRows,
+    legal: torch.Tensor,
+    act: torch.Tensor,
+    mb_rows: torch.Tensor,
+    weight: float,
+    args: Args,
+    dev_type: str,
+) -> dict[str, torch.Tensor]:
+    """One shard's share of a minibatch's PPO loss: every term is the shard's mean times ``weight`` (its share of
+    the minibatch's rows), so the shards' terms sum to the minibatch's means; with one shard ``weight`` is 1.0,
+    an exact product, and the terms are the plain means. ``mb_rows``: logprob, normalized advantage, return and
+    value of the shard's rows."""
+    with autocast(args.bf16, dev_type):
+        logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
+    logits, newvalue = logits.float(), newvalue.float()
+    logp_all = torch.log_softmax(masked_logits(logits, legal), dim=-1)
+    newlogp = logp_all.gather(1, act[:, None]).squeeze(1)
+    entropy = -(logp_all.exp() * logp_all).sum(-1)
+    mb_logp, mb_adv, mb_ret, mb_val = mb_rows
+    logratio = newlogp - mb_logp
+    ratio = logratio.exp()
+    terms = {}
+    with torch.no_grad():
+        terms["old_approx_kl"] = (-logratio).mean() * weight
+        terms["approx_kl"] = ((ratio - 1) - logratio).mean() * weight
+        terms["clipfrac"] = ((ratio - 1.0).abs() > args.clip_coef).float().mean() * weight
+    neg_adv = -mb_adv
+    pg = torch.max(neg_adv * ratio, neg_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+    if args.clip_vloss:
+        v_clipped = mb_val + (newvalue - mb_val).clamp(-args.clip_coef, args.clip_coef)
+        v = 0.5 * torch.max((newvalue - mb_ret) ** 2, (v_clipped - mb_ret) ** 2).mean()
+    else:
+        v = 0.5 * ((newvalue - mb_ret) ** 2).mean()
+    terms["pg"], terms["v"], terms["entropy"] = pg * weight, v * weight, entropy.mean() * weight
+    terms["loss"] = terms["pg"] - args.ent_coef * terms["entropy"] + args.vf_coef * terms["v"]
+    return terms
+
+
+def _shard_grads(params: list[nn.Parameter], *shard: object) -> tuple[dict[str, torch.Tensor], tuple]:
+    """:func:`_shard_terms` and the gradient of its loss, in the calling thread (autocast and grad mode are
+    per thread, so both are set here)."""
+    with torch.enable_grad():
+        terms = _shard_terms(*shard)  # type: ignore[arg-type]
+        return terms, torch.autograd.grad(terms["loss"], params)
+
+
 def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
     (those of the last minibatch, as CleanRL logs them). The batch moves to the network's device once; the
-    minibatch permutation is drawn on the CPU, so it is the same draw on every device."""
+    minibatch permutation is drawn on the CPU, so it is the same draw on every device.
+
+    With ``update_threads`` k > 1 each minibatch is split in k shards of consecutive rows, each shard's
+    gradient is computed on its own thread, and the gradients are summed in shard order: the same loss and the
+    same step, rounded differently (so a run's numbers depend on k, not on the machine or the threads' timing).
+    The advantages are normalized over the whole minibatch first, as with one shard. Why: one core's products
+    are most of the update, and torch's own threads split each product too finely to gain (see README,
+    "Training speed")."""
     n, dev = batch.n, net.device
     in_dtype = net_input(args.bf16, dev.type)
     # the first layer over the inputs' non-zeros (agents/sparse_linear.py): the float16 rollout is listed once,
@@ -131,51 +194,48 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
     b_act = torch.from_numpy(batch.actions).to(dev)
     # the per-row floats as the rows of one (4, n) array: one gather per minibatch instead of four
     b_rows = torch.from_numpy(np.stack([batch.logprobs, batch.advantages, batch.returns, batch.values])).to(dev)
-    clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
-    pg_loss = v_loss = entropy_loss = torch.zeros(())
+    params = list(net.parameters())
+    clipfracs, terms = [], {}
     for _epoch in range(args.update_epochs):
         perm = torch.randperm(n)
         for start in range(0, n, args.minibatch_size):
             mb = perm[start : start + args.minibatch_size].to(dev)
-            x = rows.take(mb) if rows is not None else from_half(half_rows(b_obs, mb), in_dtype)
-            with autocast(args.bf16, dev.type):
-                logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
-            logits, newvalue = logits.float(), newvalue.float()
-            logp_all = torch.log_softmax(masked_logits(logits, b_legal.index_select(0, mb)), dim=-1)
-            newlogp = logp_all.gather(1, b_act.index_select(0, mb)[:, None]).squeeze(1)
-            entropy = -(logp_all.exp() * logp_all).sum(-1)
-            mb_logp, mb_adv, mb_ret, mb_val = b_rows.index_select(1, mb)  # contiguous rows, as the reductions need
-            logratio = newlogp - mb_logp
-            ratio = logratio.exp()
-            with torch.no_grad():
-                old_approx_kl = (-logratio).mean()
-                approx_kl = ((ratio - 1) - logratio).mean()
-                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean())
+            mb_rows = b_rows.index_select(1, mb)  # contiguous rows, as the reductions need
             if args.norm_adv and mb.numel() > 1:
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-            neg_adv = -mb_adv
-            pg_loss = torch.max(neg_adv * ratio, neg_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-            if args.clip_vloss:
-                v_clipped = mb_val + (newvalue - mb_val).clamp(-args.clip_coef, args.clip_coef)
-                v_loss = 0.5 * torch.max((newvalue - mb_ret) ** 2, (v_clipped - mb_ret) ** 2).mean()
-            else:
-                v_loss = 0.5 * ((newvalue - mb_ret) ** 2).mean()
-            entropy_loss = entropy.mean()
-            loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                adv = mb_rows[1]
+                mb_rows[1] = (adv - adv.mean()) / (adv.std() + 1e-8)
+            shards = []
+            for part in torch.tensor_split(torch.arange(mb.numel()), min(args.update_threads, mb.numel())):
+                rows_s = mb.index_select(0, part.to(dev)) if len(part) < mb.numel() else mb
+                x = rows.take(rows_s) if rows is not None else from_half(half_rows(b_obs, rows_s), in_dtype)
+                cols = mb_rows.index_select(1, part.to(dev)) if len(part) < mb.numel() else mb_rows
+                weight = len(part) / mb.numel()
+                legal, act = b_legal.index_select(0, rows_s), b_act.index_select(0, rows_s)
+                shards.append((net, x, legal, act, cols, weight, args, dev.type))
             optimizer.zero_grad()
-            loss.backward()
+            if len(shards) == 1:
+                terms = _shard_terms(*shards[0])
+                terms["loss"].backward()
+            else:
+                futures = [_pool(len(shards) - 1).submit(_shard_grads, params, *s) for s in shards[1:]]
+                done = [_shard_grads(params, *shards[0])] + [f.result() for f in futures]
+                terms = {k: functools.reduce(torch.add, [t[k].detach() for t, _ in done]) for k in done[0][0]}
+                for i, p in enumerate(params):
+                    p.grad = functools.reduce(torch.add, [g[i] for _, g in done])  # in shard order: deterministic
+            clipfracs.append(terms["clipfrac"])
             nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
             optimizer.step()
-        if args.target_kl > 0 and approx_kl.item() > args.target_kl:
+        if args.target_kl > 0 and terms and terms["approx_kl"].item() > args.target_kl:
             break
     var_y = np.var(batch.returns) if n else 0.0
     explained_var = float("nan") if var_y == 0 else float(1 - np.var(batch.returns - batch.values) / var_y)
+    zero = torch.zeros(())
     return {
-        "losses/value_loss": v_loss.item(),
-        "losses/policy_loss": pg_loss.item(),
-        "losses/entropy": entropy_loss.item(),
-        "losses/old_approx_kl": old_approx_kl.item(),
-        "losses/approx_kl": approx_kl.item(),
+        "losses/value_loss": terms.get("v", zero).item(),
+        "losses/policy_loss": terms.get("pg", zero).item(),
+        "losses/entropy": terms.get("entropy", zero).item(),
+        "losses/old_approx_kl": terms.get("old_approx_kl", zero).item(),
+        "losses/approx_kl": terms.get("approx_kl", zero).item(),
         "losses/clipfrac": float(np.mean([c.item() for c in clipfracs])) if clipfracs else 0.0,
         "losses/explained_variance": explained_var,
     }
