@@ -85,3 +85,15 @@ def test_update_threads_is_checked():
         args = Args(game="bobs_hat", players=4, update_threads=bad)
         with pytest.raises(ValueError, match=words):
             check_args(args)
+
+
+def test_a_forked_child_gets_threads_of_its_own(monkeypatch):
+    """The helper threads are kept per process: a child forked after an update inherits the kept pool but not
+    its threads, so a pool kept across the fork would take the child's shards and never run them. Seen red with
+    the pool kept by size alone."""
+    from train.ppo import update as update_module
+
+    here = update_module._pool(1)
+    assert update_module._pool(1) is here  # kept within the process
+    monkeypatch.setattr(update_module.os, "getpid", lambda: -1)  # what a forked child sees: another process id
+    assert update_module._pool(1) is not here

@@ -11,6 +11,7 @@ rows. bf16 autocast is shared with the collector's inference
 from __future__ import annotations
 
 import functools
+import os
 from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 
@@ -117,10 +118,15 @@ def from_half(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return x.to(dtype)
 
 
-@functools.cache
 def _pool(workers: int) -> ThreadPoolExecutor:
-    """The update's helper threads (one pool per size, for the process's life: a thread costs ~0.1 ms to start,
-    a minibatch's shard ~4 ms to compute)."""
+    """The update's helper threads: one pool per size and process, kept (a thread costs ~0.1 ms to start, a
+    minibatch's shard a few ms to compute). Keyed by the process too: a forked child inherits the cache but not
+    the threads, and its work would wait for them forever."""
+    return _pool_of(workers, os.getpid())
+
+
+@functools.cache
+def _pool_of(workers: int, pid: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ppo-update")
 
 
