@@ -8,12 +8,12 @@ import numba
 import numpy as np
 import pytest
 import torch
+from rollouts import random_rollout
 
 from agents.ppo_agent import PolicyNet
 from agents.sparse_linear import SparseRows, sparse_linear
 from benchmarks.sparse_linear import prepared_rows
 from train.ppo.config import Args, make_net
-from train.ppo.rollout import Rollout
 from train.ppo.update import ppo_update
 
 
@@ -151,27 +151,7 @@ def test_policy_head_on_lists_matches_the_dense_head(prepared):
 def test_ppo_update_moves_the_weights_as_the_dense_update(prepared):
     """Two epochs of minibatches on a stored (float16) rollout, from the same weights, sparse_input on and off:
     the same weights and losses to float32 rounding."""
-    rng = np.random.default_rng(6)
-    n, a = prepared.shape[0], 86
-    mask = rng.random((n, a)) < 0.15
-    mask[:, 0] = True
-    f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
-    batch = Rollout(
-        obs=prepared.half().numpy(),
-        mask=mask,
-        actions=np.array([rng.choice(np.flatnonzero(m)) for m in mask]),
-        logprobs=f32(-np.log(mask.sum(1))),
-        values=f32(rng.standard_normal(n)),
-        advantages=f32(rng.standard_normal(n)),
-        returns=f32(rng.standard_normal(n)),
-        env_steps=n,
-        seconds=0.0,
-        episode_returns=f32([]),
-        pool_opponents=np.zeros(0, dtype=np.int64),
-        final_scores=f32([]),
-        win_shares=f32([]),
-        self_play_games=0,
-    )
+    batch = random_rollout(prepared.half().numpy(), seed=6)
     from bobshat_env.games import make_game
 
     results = []

@@ -6,9 +6,9 @@ fixed, not the threads' timing)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
+from rollouts import random_rollout
 
 from benchmarks.sparse_linear import prepared_rows
 from bobshat_env.games import make_game
@@ -21,27 +21,8 @@ from train.ppo.update import ppo_update
 def batch() -> Rollout:
     """A stored (float16) rollout of real prepared Bob's Hat rows, with random masks, actions and targets."""
     obs = prepared_rows("bobs_hat", 4, 600).half().numpy()
-    rng = np.random.default_rng(3)
-    n, a = obs.shape[0], 86
-    mask = rng.random((n, a)) < 0.15
-    mask[:, 0] = True
-    f32 = lambda v: np.asarray(v, dtype=np.float32)  # noqa: E731
-    return Rollout(
-        obs=obs,
-        mask=mask,
-        actions=np.array([rng.choice(np.flatnonzero(m)) for m in mask]),
-        logprobs=f32(-np.log(mask.sum(1)) + 0.3 * rng.standard_normal(n)),  # ratios away from 1: some clipped
-        values=f32(rng.standard_normal(n)),
-        advantages=f32(2.0 + 3.0 * rng.standard_normal(n)),  # a mean and spread for the normalization to remove
-        returns=f32(rng.standard_normal(n)),
-        env_steps=n,
-        seconds=0.0,
-        episode_returns=f32([]),
-        pool_opponents=np.zeros(0, dtype=np.int64),
-        final_scores=f32([]),
-        win_shares=f32([]),
-        self_play_games=0,
-    )
+    # ratios away from 1 (some clipped); a mean and a spread for the normalization to remove
+    return random_rollout(obs, seed=3, logprob_noise=0.3, adv_mean=2.0, adv_sd=3.0)
 
 
 def update(batch: Rollout, threads: int, sparse: bool) -> tuple[dict[str, float], list[torch.Tensor], torch.Tensor]:
