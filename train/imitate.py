@@ -71,10 +71,10 @@ from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
-from bobshat_env.core.compiled import set_torch_threads
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching
+from train.threads import set_torch_threads
 
 REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
 REPLAY_BATCH = 500  # records whose hands are stepped again together (batch_decisions)

@@ -91,24 +91,6 @@ class BatchKernel:
         return self.serial
 
 
-def set_torch_threads(n: int) -> None:
-    """``torch.set_num_threads(n)`` that lasts: numba's threads are started first.
-
-    They share torch's OpenMP runtime (see the module's docstring), and
-    starting them (the first parallel kernel, e.g. a step at B >= 512, or
-    ``numba.get_num_threads()``) sets the runtime's thread count to numba's,
-    undoing an earlier ``torch.set_num_threads``. Measured on a 2-core Xeon:
-    ``torch.set_num_threads(1)``, then numba started: ``torch.get_num_threads()``
-    went from 1 to 2, and 200 bfloat16 products of 4,096 x 571 by 571 x 128
-    from 0.21 to 0.34 CPU seconds in the same wall time. So ``bobshat train``'s
-    ``torch_threads: 1`` meant two threads from the engine's first step on.
-    """
-    numba.get_num_threads()
-    import torch
-
-    torch.set_num_threads(n)
-
-
 def batch_kernel(fn: Callable[..., Any]) -> BatchKernel:
     """Decorator: compile ``fn`` as a :class:`BatchKernel`."""
     return BatchKernel(fn)

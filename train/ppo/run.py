@@ -32,7 +32,6 @@ import torch
 from agents import available
 from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporaries, save_training_state
 from agents.ppo_agent import PolicyNet, PPOAgent
-from bobshat_env.core.compiled import set_torch_threads
 from bobshat_env.games import make_game
 from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
@@ -44,6 +43,7 @@ from train.ppo.rollout import Rollout
 from train.ppo.rundir import check_run_dir, check_same_run, run_lock
 from train.progress import ProgressBar
 from train.selfplay import OpponentPool
+from train.threads import set_torch_threads
 
 
 def evaluate_and_log(
