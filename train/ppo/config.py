@@ -42,7 +42,7 @@ class Args:
     run_name: str = _arg("", "run directory under runs_dir (default: GAME_Pp_EXPNAME_sSEED)")
     runs_dir: str = _arg("runs", "where run directories (TensorBoard logs, checkpoints) go")
     seed: int = _arg(1, "seed of everything: deals, seats, opponents, network init, sampling")
-    torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; >1 thrashes on a busy machine)")
+    torch_threads: int = _arg(1, "torch.set_num_threads (0: torch's default; 1 measured fastest, see update_threads)")
     bf16: bool = _arg(True, "bfloat16 matrix products where the hardware has them (AVX-512/AMX, Ampere+; else fp32)")
     sparse_input: bool = _arg(
         True, "the update's first layer over the inputs' non-zeros only (float32 on CPU; agents/sparse_linear.py)"
