@@ -138,8 +138,8 @@ def prepare_inputs(
     tables = _NO_FEATURES if features is None else features.tables
     # the size first: numba.get_num_threads() starts numba's threads, which a small batch must not do (they
     # share torch's OpenMP runtime, whose thread count they change: see train/threads.py)
-    if B >= PARALLEL_MIN_ROWS and numba.get_num_threads() > 1:
-        _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * numba.get_num_threads())
+    if B >= PARALLEL_MIN_ROWS and (threads := numba.get_num_threads()) > 1:
+        _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * threads)
     else:
         _prepare_rows(x, sym, key[0], key[1], F > 0, *tables, out, k, 0, B)
     return torch.from_numpy(out), torch.from_numpy(k)

@@ -212,14 +212,13 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
             if args.norm_adv and mb.numel() > 1:
                 adv = mb_rows[1]
                 mb_rows[1] = (adv - adv.mean()) / (adv.std() + 1e-8)
+            k = min(args.update_threads, mb.numel())
             shards = []
-            for part in torch.tensor_split(torch.arange(mb.numel()), min(args.update_threads, mb.numel())):
-                rows_s = mb.index_select(0, part.to(dev)) if len(part) < mb.numel() else mb
+            for part in torch.tensor_split(torch.arange(mb.numel(), device=dev), k):
+                rows_s, cols = (mb, mb_rows) if k == 1 else (mb.index_select(0, part), mb_rows.index_select(1, part))
                 x = rows.take(rows_s) if rows is not None else from_half(half_rows(b_obs, rows_s), in_dtype)
-                cols = mb_rows.index_select(1, part.to(dev)) if len(part) < mb.numel() else mb_rows
-                weight = len(part) / mb.numel()
                 legal, act = b_legal.index_select(0, rows_s), b_act.index_select(0, rows_s)
-                shards.append((net, x, legal, act, cols, weight, args, dev.type))
+                shards.append((net, x, legal, act, cols, len(part) / mb.numel(), args, dev.type))
             optimizer.zero_grad()
             if len(shards) == 1:
                 terms = _shard_terms(*shards[0])
