@@ -54,15 +54,16 @@ def test_shards_take_the_same_step_as_one_thread(batch, threads, sparse):
 
 
 def test_shards_sum_in_a_fixed_order(batch):
-    """Two runs with two threads give the same weights bit for bit: the shards' gradients are added in shard
-    order, whichever thread finishes first."""
-    (la, wa, _), (lb, wb, _) = update(batch, 2, False), update(batch, 2, False)
+    """Two runs with three threads give the same weights bit for bit: the shards' gradients are added in shard
+    order, whichever thread finishes first (three, as two gradients add the same either way round). Seen red
+    with the gradients added in the order the threads finished, the threads made to finish at random."""
+    (la, wa, _), (lb, wb, _) = update(batch, 3, False), update(batch, 3, False)
     assert la == lb
     assert all(torch.equal(a, b) for a, b in zip(wa, wb))
 
 
 def test_update_threads_is_checked():
-    for bad, words in ((0, "update_threads must be at least 1, got 0"), (65, "update_threads")):
+    for bad, words in ((0, "update_threads must be at least 1, got 0"), (65, "update_threads must be 1 to 64, got 65")):
         args = Args(game="bobs_hat", players=4, update_threads=bad)
         with pytest.raises(ValueError, match=words):
             check_args(args)
