@@ -71,6 +71,7 @@ from train.ppo.collector import RolloutCollector
 from train.ppo.config import Args, make_net
 from train.ppo.rollout import Rollout
 from train.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
+from train.threads import set_torch_threads
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up
 START_TIMEOUT_S = 300.0  # a worker not ready by then: the cluster cannot place it
@@ -97,7 +98,7 @@ class RolloutWorker:
         self.index = index
         numba.set_num_threads(1)  # one CPU per worker (Ray's num_cpus=1): the engine's serial kernels
         if a.torch_threads > 0:
-            torch.set_num_threads(a.torch_threads)
+            set_torch_threads(a.torch_threads)  # after numba's threads, as in-process (train/threads.py)
         torch.set_flush_denormal(True)
         torch.manual_seed(_seed(a.seed, 1, index, incarnation))  # the learner's action samples
         self.game = make_game(a.game, players=a.players, **a.game_options)
