@@ -96,7 +96,7 @@ def test_first_rollout_matches_the_in_process_one(two_nodes, tmp_path, num_envs,
         assert [m.games for m in pool2.members] != before
         assert [m.games for m in pool2.members] == pytest.approx([m.games for m in pool.members], rel=1e-2)
         # the first step's learner inputs: in-process rows [0, k0 + k1); worker 1's block starts after worker 0's
-        n0 = int((local.game_buf[: a.n] < S).sum())
+        n0 = int((local.st.game[: a.n] < S).sum())
         assert k0 > 0 and k1 > 0
         np.testing.assert_array_equal(a.obs[:k0], b.obs[:k0])
         np.testing.assert_array_equal(a.obs[k0 : k0 + k1], b.obs[n0 : n0 + k1])

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from copy import deepcopy
 from typing import Any, Protocol
 
 import numpy as np
@@ -90,6 +91,29 @@ def env_seed(seed: int, iteration: int) -> int:
     return int(np.random.SeedSequence([seed, iteration]).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
+class RolloutCancelled(Exception):
+    """A rollout stopped part-way because :attr:`RolloutCollector.cancelled` was set (the run is ending)."""
+
+
+class _Storage:
+    """One rollout's decisions, at most one learner decision per game and step (``T`` steps of ``B`` games); a
+    :class:`Rollout` returns views of them."""
+
+    def __init__(self, T: int, B: int, input_size: int, n_actions: int) -> None:
+        cap = T * B
+        self.obs = np.zeros((cap, input_size), dtype=np.float16)  # 0/1 and small fractions: half the memory
+        self.obs_t = torch.from_numpy(self.obs)  # same memory: torch converts to float16 ~7x faster than NumPy
+        self.mask = np.zeros((cap, n_actions), dtype=bool)
+        self.act = np.zeros(cap, dtype=np.int64)
+        self.logp = np.zeros(cap, dtype=np.float32)
+        self.val = np.zeros(cap, dtype=np.float32)
+        self.rew = np.zeros(cap, dtype=np.float32)  # scaled score changes credited to the decision
+        self.done = np.zeros(cap, dtype=bool)  # the episode ended before this seat's next decision
+        self.game = np.zeros(cap, dtype=np.int64)
+        self.seat = np.zeros(cap, dtype=np.int64)
+        self.step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
+
+
 class Collector(Protocol):
     """What the learner (:class:`train.ppo.learner.Learner`) asks of a rollout collector: the in-process
     :class:`RolloutCollector`, or :class:`train.rollout_workers.RolloutWorkers` (Ray actors)."""
@@ -146,39 +170,55 @@ class RolloutCollector:
         self._seat_games(self.rows_all)
         self.seats = SeatDispatch(game, B, [m.agent for m in pool.members])  # with the public void record
 
-        # storage: at most one learner decision per game and step
+        # with overlap_rollout the next rollout is collected while the update reads this one (Learner.update): it
+        # samples from a copy of the weights taken before the update starts (begin_rollout), draws its uniforms
+        # from a generator of its own (the update draws its permutations from torch's global one on the other
+        # thread), and writes into the other of two storages
+        self.policy = deepcopy(net) if args.overlap_rollout else net  # deepcopy: no draw from torch's global RNG
+        self.sampler: torch.Generator | None = None
+        if args.overlap_rollout:
+            self.sampler = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
         self.T = T = args.num_steps or rollout_length(game)
-        cap = T * B
-        self.obs_buf = np.zeros((cap, net.input_size), dtype=np.float16)  # 0/1 and small fractions: half the memory
-        self.obs_buf_t = torch.from_numpy(self.obs_buf)  # same memory: torch converts to float16 ~7x faster than NumPy
-        self.mask_buf = np.zeros((cap, A), dtype=bool)
-        self.act_buf = np.zeros(cap, dtype=np.int64)
-        self.logp_buf = np.zeros(cap, dtype=np.float32)
-        self.val_buf = np.zeros(cap, dtype=np.float32)
-        self.rew_buf = np.zeros(cap, dtype=np.float32)  # scaled score changes credited to the decision
-        self.done_buf = np.zeros(cap, dtype=bool)  # the episode ended before this seat's next decision
-        self.game_buf = np.zeros(cap, dtype=np.int64)
-        self.seat_buf = np.zeros(cap, dtype=np.int64)
-        self.step_start = np.zeros(T + 1, dtype=np.int64)  # decisions of step t: [step_start[t], step_start[t+1])
+        self._storages = [_Storage(T, B, net.input_size, A) for _ in range(2 if args.overlap_rollout else 1)]
+        self.st = self._storages[0]  # where the running rollout writes
         self.pending = np.full((B, P), -1, dtype=np.int64)  # each (game, seat)'s latest decision collecting rewards
         self.hand_no = env.hand_number
         self.ep_return = np.zeros((B, P), dtype=np.float64)  # unscaled learner returns of the running episodes
         self.n = 0
-        self.infer: PolicyNet | None = None  # the rollout's copy of ``net`` (inference_copy), made per rollout
+        self.infer: PolicyNet | None = None  # the rollout's copy of ``policy`` (inference_copy), made per rollout
         self.on_step: Callable[[int, int], None] | None = None  # called after each env step with (step, T)
+        self.cancelled = False  # set by another thread: the running rollout stops at its next step
 
     def collect_rollout(self) -> Rollout:
         """``T`` env steps, then the bootstrap values and GAE: one :class:`Rollout`."""
+        self.begin_rollout()
+        return self.run_rollout()
+
+    def begin_rollout(self) -> None:
+        """What a rollout reads of the learner's network, taken now (in the thread that owns the network): with
+        ``overlap_rollout``, a copy of its weights; then the copy it samples from (:func:`inference_copy`), and
+        the storage it writes (the other one than the last rollout's, which the update may still read)."""
+        if self.policy is not self.net:
+            self.policy.load_state_dict(self.net.state_dict())
+        self.infer = inference_copy(self.policy, self.args.bf16, self.infer)
+        self.st = self._storages[(self._storages.index(self.st) + 1) % len(self._storages)]
+        self.cancelled = False
+
+    def run_rollout(self) -> Rollout:
+        """The rollout :meth:`begin_rollout` prepared. It reads nothing the update writes, so with
+        ``overlap_rollout`` it runs on a second thread while the update runs. Raises
+        :class:`RolloutCancelled` at its next step once :attr:`cancelled` is set."""
         t0 = time.perf_counter()
-        B, T, args = self.env.num_envs, self.T, self.args
+        B, T, args, st = self.env.num_envs, self.T, self.args, self.st
         self.n = 0
-        self.infer = inference_copy(self.net, args.bf16, self.infer)
         self.pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
         self._returns: list[np.ndarray] = []
         self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._self_games = 0
         for step in range(T):
-            self.step_start[step] = self.n
+            if self.cancelled:
+                raise RolloutCancelled
+            st.step_start[step] = self.n
             actions = np.empty(B, dtype=np.int64)
             mine = self.is_learner[self.rows_all, self.ts.seat]
             self._learner_acts(np.nonzero(mine)[0], actions)
@@ -186,27 +226,27 @@ class RolloutCollector:
             self._advance(actions)
             if self.on_step is not None:
                 self.on_step(step + 1, T)
-        self.step_start[T] = n = self.n
+        st.step_start[T] = n = self.n
         adv = interleaved_gae(
-            self.rew_buf[:n],
-            self.val_buf[:n],
-            self.done_buf[:n],
-            self.game_buf[:n],
-            self.seat_buf[:n],
-            self.step_start,
+            st.rew[:n],
+            st.val[:n],
+            st.done[:n],
+            st.game[:n],
+            st.seat[:n],
+            st.step_start,
             self._bootstrap(),
             args.gamma,
             args.gae_lambda,
         )
         results = [np.concatenate(r) for r in zip(*self._results)] if self._results else [np.zeros(0)] * 3
         return Rollout(
-            obs=self.obs_buf[:n],
-            mask=self.mask_buf[:n],
-            actions=self.act_buf[:n],
-            logprobs=self.logp_buf[:n],
-            values=self.val_buf[:n],
+            obs=st.obs[:n],
+            mask=st.mask[:n],
+            actions=st.act[:n],
+            logprobs=st.logp[:n],
+            values=st.val[:n],
             advantages=adv,
-            returns=adv + self.val_buf[:n],
+            returns=adv + st.val[:n],
             env_steps=B * T,
             seconds=time.perf_counter() - t0,
             episode_returns=np.concatenate(self._returns) if self._returns else np.zeros(0),
@@ -221,29 +261,29 @@ class RolloutCollector:
         k = rows.size
         if not k:
             return
-        net, ts, n = self.net, self.ts, self.n
+        net, ts, n, st = self.policy, self.ts, self.n, self.st
         sl = slice(n, n + k)
         # stored in the network's own labelling (trump_symmetry): the update then needs no relabelling
         r_t = torch.from_numpy(rows)
         x, m, k_sym = net.prepare(
             torch.from_numpy(ts.obs).index_select(0, r_t), torch.from_numpy(ts.action_mask).index_select(0, r_t)
         )
-        self.obs_buf_t[sl].copy_(x)
-        self.mask_buf[sl] = m.numpy()
+        st.obs_t[sl].copy_(x)
+        st.mask[sl] = m.numpy()
         dev = net.device  # the input stage ran on the CPU; the products run where the weights are
         in_dtype = net_input(self.args.bf16, dev.type)  # from the stored float16: as the update reads them
-        infer = self.infer if self.infer is not None else net  # set by collect_rollout
+        infer = self.infer if self.infer is not None else net  # set by begin_rollout
         with torch.inference_mode(), autocast(self.args.bf16 and infer is net, dev.type):
-            logits, value = infer.head(from_half(self.obs_buf_t[sl].to(dev), in_dtype))
-            logits = masked_logits(logits.float(), torch.from_numpy(self.mask_buf[sl]))
-            a = sample_actions(logits).cpu()
+            logits, value = infer.head(from_half(st.obs_t[sl].to(dev), in_dtype))
+            logits = masked_logits(logits.float(), torch.from_numpy(st.mask[sl]))
+            a = sample_actions(logits, self.sampler).cpu()
             logp = torch.log_softmax(logits, dim=-1).gather(1, a.to(dev)[:, None]).squeeze(1)
-        self.act_buf[sl], self.logp_buf[sl] = a.numpy(), logp.cpu().numpy()
-        self.val_buf[sl] = value.float().cpu().numpy()
+        st.act[sl], st.logp[sl] = a.numpy(), logp.cpu().numpy()
+        st.val[sl] = value.float().cpu().numpy()
         actions[rows] = net.original_actions(a, k_sym).numpy()
-        self.rew_buf[sl], self.done_buf[sl] = 0.0, False
+        st.rew[sl], st.done[sl] = 0.0, False
         seat = ts.seat[rows]
-        self.game_buf[sl], self.seat_buf[sl] = rows, seat
+        st.game[sl], st.seat[sl] = rows, seat
         self.pending[rows, seat] = np.arange(n, n + k)
         self.n += k
 
@@ -260,7 +300,7 @@ class RolloutCollector:
 
         # credit each seat's score change (less opponent_weight x the others' mean) to its pending decision
         has = pending >= 0
-        self.rew_buf[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
+        self.st.rew[pending[has]] += margin_rewards(ts.rewards, args.opponent_weight)[has] * args.reward_scale
         self.ep_return += np.where(self.is_learner, ts.rewards, 0.0)
         hand_no = env.hand_number
         new_hand = ts.done | (hand_no != self.hand_no)
@@ -269,7 +309,7 @@ class RolloutCollector:
         boundary = ts.done if args.train_for == "game" else new_hand
         if boundary.any():
             ends = pending[boundary]
-            self.done_buf[ends[ends >= 0]] = True
+            self.st.done[ends[ends >= 0]] = True
             pending[boundary] = -1
             self._returns.append(self.ep_return[boundary][self.is_learner[boundary]])
             self.ep_return[boundary] = 0.0
@@ -321,12 +361,13 @@ class RolloutCollector:
         """(B, P) value of the current state, from each seat whose episode runs on past the rollout."""
         B, P = self.env.num_envs, self.env.game.players
         boot = np.zeros((B, P), dtype=np.float32)
-        with torch.inference_mode(), autocast(self.args.bf16, self.net.device.type):
+        net = self.policy  # the rollout's weights (a copy with overlap_rollout)
+        with torch.inference_mode(), autocast(self.args.bf16, net.device.type):
             for p in range(P):
                 r = np.nonzero(self.pending[:, p] >= 0)[0]
                 if r.size:
                     obs_p = self.env.observe(np.full(B, p))[r]
-                    boot[r, p] = self.net(torch.from_numpy(obs_p))[1].float().cpu().numpy()
+                    boot[r, p] = net(torch.from_numpy(obs_p))[1].float().cpu().numpy()
         return boot
 
     def replace_evicted(self, evicted: int) -> None:

@@ -93,6 +93,11 @@ class Args:
     update_threads: int = _arg(
         1, "update threads: each minibatch's gradient in this many shards, summed in order (numbers depend on it)"
     )
+    overlap_rollout: bool = _arg(
+        False,
+        "collect the next rollout on a second thread while the update runs, from the weights before that update "
+        "(one iteration of policy lag; twice the rollout memory)",
+    )
     norm_adv: bool = _arg(True, "normalize advantages per minibatch")
     clip_coef: float = _arg(0.2, "PPO ratio clip")
     clip_vloss: bool = _arg(True, "clip the value loss too")
@@ -286,6 +291,8 @@ def check_args(args: Args, pool: bool = True) -> None:
         )
     if args.rollout_worker_gpus < 0:
         raise ValueError(f"rollout_worker_gpus must be >= 0, got {args.rollout_worker_gpus}")
+    if args.rollout_workers and args.overlap_rollout:
+        raise ValueError("overlap_rollout is for the in-process collector: set rollout_workers to 0, or turn it off")
     if not args.rollout_workers and (args.ray_address or args.rollout_worker_gpus):
         raise ValueError("ray_address and rollout_worker_gpus are for rollout workers: set rollout_workers > 0")
     for f in fields(Args):

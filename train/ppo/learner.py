@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,16 @@ def make_collector(
     return RolloutCollector(env, net, pool, gen, args, seed=seed)
 
 
+def _one_numba_thread() -> None:
+    """The rollout ahead's thread runs numba's parallel kernels (the engine's step, the trick features) on
+    itself alone (numba's thread count is per thread): the update keeps the other core busy, and a parallel
+    kernel would wait at each step for a thread that the update's core only runs when the OS preempts it.
+    Their results do not depend on the thread count."""
+    import numba
+
+    numba.set_num_threads(1)
+
+
 class Learner:
     """A network, its optimizer and a collector that plays it against a pool: one PPO iteration is
     :meth:`anneal`, :meth:`collect`, :meth:`update` (each run decides when it stops and what it logs).
@@ -144,6 +155,8 @@ class Learner:
         self.args, self.net, self.optimizer, self.collector = args, net, optimizer, collector
         self.lr_begin = args.learning_rate if lr_begin is None else lr_begin
         self.update_s = 0.0  # seconds of the last update
+        self._ahead: Rollout | None = None  # collected during the last update (update(collect_ahead=True))
+        self._thread: ThreadPoolExecutor | None = None  # where that rollout runs (made on first use)
 
     @property
     def lr(self) -> float:
@@ -156,15 +169,48 @@ class Learner:
         if self.args.anneal_lr:
             self.optimizer.param_groups[0]["lr"] = self.lr_begin * max(1.0 - done, 0.0)
 
+    @property
+    def has_ahead(self) -> bool:
+        """Whether the next :meth:`collect` returns a rollout collected during the last update."""
+        return self._ahead is not None
+
     def collect(self) -> Rollout:
-        """One rollout from the collector with the current weights."""
+        """One rollout from the collector with the current weights; or the one collected during the last
+        update (``update(collect_ahead=True)``), from the weights before that update."""
+        if self._ahead is not None:
+            batch, self._ahead = self._ahead, None
+            return batch
         return self.collector.collect_rollout()
 
-    def update(self, batch: Rollout) -> dict[str, float]:
+    def update(self, batch: Rollout, collect_ahead: bool = False) -> dict[str, float]:
         """Clipped PPO epochs over ``batch`` (:func:`~train.ppo.update.ppo_update`); its ``losses/`` scalars.
-        Its time is kept in :attr:`update_s`."""
+        Its time (and the wait for the rollout ahead) is kept in :attr:`update_s`.
+
+        ``collect_ahead`` (``overlap_rollout``; the in-process collector): the next rollout is played on a
+        second thread while the update runs, from the weights as they are before it (the collector copies
+        them first), and :meth:`collect` returns it. The update and the rollout each keep about one core
+        busy, which one after the other leave half idle on two; the price is one iteration of policy lag
+        (the clipped ratio is taken against the policy that played, as always). When this returns, nothing
+        runs in the background; if the update fails or is interrupted, the rollout is stopped at its next
+        step and dropped."""
         t0 = time.perf_counter()
-        losses = ppo_update(self.net, self.optimizer, batch, self.args)
+        collector, future = self.collector, None
+        if collect_ahead:
+            if not isinstance(collector, RolloutCollector):
+                raise ValueError("overlap_rollout is for the in-process collector (rollout_workers 0)")
+            collector.begin_rollout()  # the weights are copied here, before the update changes them
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, "rollout-ahead", initializer=_one_numba_thread)
+            future = self._thread.submit(collector.run_rollout)
+        try:
+            losses = ppo_update(self.net, self.optimizer, batch, self.args)
+            if future is not None:
+                self._ahead = future.result()
+        except BaseException:
+            if future is not None and isinstance(collector, RolloutCollector):
+                collector.cancelled = True
+                wait([future])  # at most one env step; its result or RolloutCancelled is dropped
+            raise
         self.update_s = time.perf_counter() - t0
         return losses
 
@@ -174,5 +220,9 @@ class Learner:
             self.collector.replace_evicted(evicted)
 
     def close(self) -> None:
-        """Release the collector's resources (the Ray actors, and a Ray this run started)."""
+        """Release the collector's resources (the Ray actors, and a Ray this run started) and the thread of the
+        rollouts ahead."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
         self.collector.close()

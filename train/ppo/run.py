@@ -253,12 +253,16 @@ class TrainingRun:
             learner.anneal(max(done, clock.time_used()))
         clock.start_iteration()
 
+        ahead = learner.has_ahead  # overlap_rollout: collected during the last update, waited for there
         batch = learner.collect()
         counters.global_step += batch.env_steps
         counters.learner_decisions += batch.n
         counters.games += batch.games
-        clock.rollout_done(batch.seconds)
-        losses = learner.update(batch)
+        clock.rollout_done(0.0 if ahead else batch.seconds)
+        # with overlap_rollout the next rollout is played during this update, unless the decisions are spent
+        # (a run stopped by its time limit drops the one played during its last update)
+        more = counters.global_step < args.total_decisions
+        losses = learner.update(batch, collect_ahead=args.overlap_rollout and more)
 
         seconds = time.perf_counter() - self.t_start
         timing = {"lr": learner.lr, "update": learner.update_s}
@@ -267,7 +271,7 @@ class TrainingRun:
         save_now = it % args.checkpoint_every == 0
         # with a time limit, the first iteration evaluates too: the last one's evaluation is then predicted
         first = clock.limit_s > 0 and args.eval_every >= 0 and it == self.step_it + 1
-        clock.predict_next()
+        clock.predict_next(learner.has_ahead)
         rest = clock.eval_s * (eval_now or first) + clock.ckpt_s * save_now
         last = counters.global_step >= args.total_decisions or clock.passes_limit(rest)
         due = args.eval_every >= 0 and (last or first or eval_now)
@@ -394,9 +398,12 @@ class IterationClock:
         """The last checkpoint took ``seconds`` (the next is predicted to take as long)."""
         self.ckpt_s = seconds
 
-    def predict_next(self) -> None:
-        """Predict the next iteration (without evaluation and checkpoint); called after this one's update."""
-        self.iteration_s = self._rollout_s + (time.perf_counter() - self._rollout_end)  # + update and logging
+    def predict_next(self, rollout_ready: bool = False) -> None:
+        """Predict the next iteration (without evaluation and checkpoint); called after this one's update.
+        ``rollout_ready``: the next rollout was played during this update (overlap_rollout), so the next
+        iteration is its update alone, which this one's time since its rollout measured with the overlap."""
+        since = time.perf_counter() - self._rollout_end  # the update (and the rollout beside it), logging
+        self.iteration_s = since if rollout_ready else self._rollout_s + since
 
     def passes_limit(self, rest_of_this: float) -> bool:
         """Whether one more iteration would end past the limit, when this one still takes ``rest_of_this``

@@ -1,0 +1,132 @@
+"""``overlap_rollout``: the next rollout is played on a second thread while the update runs (train/ppo/learner.py).
+
+What must hold: the rollout ahead plays the weights from *before* the update (the copy is taken on the caller's
+thread first), it writes into other storage than the rollout the update is reading, a run repeats bit for bit,
+it counts decisions and iterations as a run without it does, an interrupted update stops the rollout beside it,
+and it is refused where it cannot run (Ray rollout workers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import train.ppo.learner as learner_mod
+from agents.ppo_agent import masked_logits
+from bobshat_env.games import make_game
+from train.ppo.config import check_args, make_net, parse_args
+from train.ppo.learner import Learner, make_collector, set_up
+from train.ppo.rollout import Rollout
+from train.ppo.run import train
+
+SMOKE = ["--config", "configs/smoke.yaml", "--bf16", "false", "--eval-every", "-1"]
+
+
+def _learner(tmp_path: Path, *flags: str) -> Learner:
+    args = parse_args([*SMOKE, "--overlap-rollout", "true", *flags])
+    check_args(args)
+    game = make_game(args.game, players=args.players, **args.game_options)
+    gen, net, optimizer, pool, _ = set_up(args, game, tmp_path / "ckpt.pt")
+    return Learner(args, net, optimizer, make_collector(args, game, net, pool, gen, seed=3))
+
+
+def _logprobs(net: torch.nn.Module, batch: Rollout) -> torch.Tensor:
+    """log pi(a | x) of ``batch``'s stored decisions under ``net`` (float32, as the rollout sampled them)."""
+    with torch.no_grad():
+        logits, _ = net.head(torch.from_numpy(batch.obs).float())
+        logp = torch.log_softmax(masked_logits(logits, torch.from_numpy(batch.mask)), dim=-1)
+    return logp.gather(1, torch.from_numpy(batch.actions)[:, None]).squeeze(1)
+
+
+def test_the_rollout_ahead_plays_the_weights_from_before_the_update(tmp_path, monkeypatch):
+    learner = _learner(tmp_path, "--learning-rate", "0.05")
+    try:
+        first = learner.collect()
+        before = {k: v.clone() for k, v in learner.net.state_dict().items()}
+        obs0 = first.obs.copy()
+        # the rollout's steps after its first wait for the update to end: what they read is then the update's
+        updated = threading.Event()
+        learner.collector.on_step = lambda step, _total: updated.wait(30) if step == 1 else None
+        real = learner_mod.ppo_update
+
+        def update_then_signal(*a: object) -> dict:
+            out = real(*a)
+            updated.set()
+            return out
+
+        monkeypatch.setattr(learner_mod, "ppo_update", update_then_signal)
+        # and the copy of the weights is taken late: on another thread than the update's, it would be the update's
+        begin = learner.collector.begin_rollout
+        monkeypatch.setattr(learner.collector, "begin_rollout", lambda: (time.sleep(0.5), begin()))
+        learner.update(first, collect_ahead=True)
+        assert learner.has_ahead
+        ahead = learner.collect()
+        assert not learner.has_ahead and ahead.n > 0
+        old = make_net(learner.args, learner.collector.env.game)
+        old.load_state_dict(before)
+        stored = torch.from_numpy(ahead.logprobs)
+        # the stored log-probabilities are the old weights' (to float32 rounding), not the updated ones'
+        assert torch.allclose(_logprobs(old, ahead), stored, atol=1e-5)
+        assert (_logprobs(learner.net, ahead) - stored).abs().max() > 1e-3
+        # the update read the first rollout while the second was written: other storage, left as it was
+        assert np.array_equal(first.obs, obs0)
+        assert not np.shares_memory(first.obs, ahead.obs)
+    finally:
+        learner.close()
+
+
+def _run_digest(tmp_path: Path, name: str, *flags: str) -> tuple[dict, str]:
+    out = train(parse_args([*SMOKE, "--runs-dir", str(tmp_path), "--run-name", name, *flags]))
+    ck = torch.load(tmp_path / name / "ckpt.pt", map_location="cpu", weights_only=False)
+    h = hashlib.sha256()
+    for key in sorted(k for k in ck if k != "__meta__"):
+        if isinstance(ck[key], torch.Tensor):
+            h.update(ck[key].float().numpy().tobytes())
+    return out, h.hexdigest()
+
+
+def test_a_run_with_overlap_repeats_and_counts_as_one_without(tmp_path):
+    a, digest_a = _run_digest(tmp_path, "a", "--overlap-rollout", "true")
+    b, digest_b = _run_digest(tmp_path, "b", "--overlap-rollout", "true")
+    plain, digest_plain = _run_digest(tmp_path, "plain")
+    assert digest_a == digest_b  # its own sampler, the weights copied before the update: the same run
+    assert digest_a != digest_plain  # one iteration of policy lag: another run
+    for key in ("global_step", "iteration", "learner_decisions"):
+        assert a[key] == plain[key], key
+    assert a["global_step"] == 512 and a["iteration"] == 2  # 32 games x 8 steps per iteration
+
+
+def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch):
+    learner = _learner(tmp_path, "--num-steps", "400", "--total-decisions", "100000")
+    steps: list[int] = []
+    try:
+        first = learner.collect()
+        learner.collector.on_step = lambda step, total: steps.append(step)
+
+        def interrupted(*_: object) -> dict:
+            while len(steps) < 3:  # the rollout beside the update has started
+                time.sleep(0.001)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(learner_mod, "ppo_update", interrupted)
+        t0 = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            learner.update(first, collect_ahead=True)
+        assert time.perf_counter() - t0 < 30
+        n = len(steps)
+        time.sleep(0.2)
+        assert len(steps) == n < 400  # stopped part-way, and nothing runs on after update returned
+        assert not learner.has_ahead  # the part-played rollout is dropped
+    finally:
+        learner.close()
+
+
+def test_overlap_is_refused_with_rollout_workers():
+    with pytest.raises(ValueError, match="^overlap_rollout is for the in-process collector: set rollout_workers to 0"):
+        check_args(parse_args([*SMOKE, "--overlap-rollout", "true", "--rollout-workers", "2"]))
