@@ -27,13 +27,18 @@ learner network     ``RolloutCollector._learner_acts`` less features: the learne
                     sampling, and storing its decisions
 opponents' nets     ``PPOAgent.act`` less features: the pool's snapshots
 heuristics          ``SeatDispatch.act_rows`` less the above: heuristic bots (and the dispatch)
-rollout other       the rest of ``collect_rollout``: rewards, reseating, GAE, the bootstrap values
+rollout other       the rest of ``collect_rollout`` (``run_rollout``): rewards, reseating, GAE, the bootstrap values
 update              ``Learner.update`` (the PPO epochs)
 evaluation/logging  ``TrainingRun.log`` (scalars, TensorBoard; evaluation when due, its games included)
 checkpoint          ``TrainingRun.save``
 pool                ``TrainingRun.grow_pool`` (snapshots)
 other               the rest of the iterations
 ==================  =====================================================================================
+
+With ``overlap_rollout`` (every table preset) the next rollout runs on its own thread during the update:
+each thread's calls are timed apart, the rollout's parts overlap the update's wall time (which includes
+waiting for the rollout to end), so the parts add up to more than the wall time, and each part's CPU
+seconds are the process's (both threads) while it ran.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,8 +80,24 @@ class Split:
     def __init__(self) -> None:
         self.wall = dict.fromkeys(PARTS, 0.0)
         self.cpu = dict.fromkeys(PARTS, 0.0)
-        self.stack: list[list[float]] = []  # per open call: [child wall, child cpu]
-        self.absorbing = 0  # inside a part that keeps all its time (the evaluation's games are evaluation)
+        self._local = threading.local()  # per thread (overlap_rollout's rollout runs beside the update)
+
+    @property
+    def stack(self) -> list[list[float]]:
+        """This thread's open calls: [child wall, child cpu] each."""
+        if not hasattr(self._local, "stack"):
+            self._local.stack, self._local.absorbing = [], 0
+        return self._local.stack
+
+    @property
+    def absorbing(self) -> int:
+        """Inside a part that keeps all its time (the evaluation's games are evaluation), in this thread."""
+        self.stack  # noqa: B018  # makes this thread's counters
+        return self._local.absorbing
+
+    @absorbing.setter
+    def absorbing(self, value: int) -> None:
+        self._local.absorbing = value
 
     def wrap(self, owner: Any, name: str, part: str, absorb: bool = False) -> None:
         """Replace ``owner.name`` (a function on a class) by a timed one counted to ``part``; with ``absorb``,
@@ -121,13 +143,15 @@ def instrument(split: Split) -> None:
         (PPOAgent, "act", "opponents' nets"),
         (SeatDispatch, "act_rows", "heuristics"),
         (RolloutCollector, "collect_rollout", "rollout other"),
+        (RolloutCollector, "run_rollout", "rollout other"),  # overlap_rollout's thread calls it alone
         (Learner, "update", "update"),
         (TrainingRun, "log", "evaluation/logging", True),
         (TrainingRun, "save", "checkpoint", True),
         (TrainingRun, "grow_pool", "pool"),
         (TrainingRun, "run", "other"),
     ):
-        split.wrap(owner, name, part, bool(absorb))
+        if hasattr(owner, name):  # an older checkout may not have it
+            split.wrap(owner, name, part, bool(absorb))
 
 
 def measure(decisions: int, extra: list[str], split: bool = True) -> dict[str, Any]:

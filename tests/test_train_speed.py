@@ -3,6 +3,7 @@ benchmark itself is measured, not tested: no timed assertions)."""
 
 from __future__ import annotations
 
+import threading
 import types
 
 from benchmarks import train_speed
@@ -36,6 +37,34 @@ def test_split_counts_exclusive_time_and_absorbing_parts_keep_their_calls(monkey
     assert (split.wall["update"], split.wall["engine"], split.cpu["engine"]) == (3.0, 1.0, 2.0)
     toy.evaluate()
     assert (split.wall["evaluation/logging"], split.wall["update"], split.wall["engine"]) == (9.0, 3.0, 1.0)
+
+
+def test_split_keeps_each_threads_calls_apart(monkeypatch):
+    """overlap_rollout times the rollout on its own thread during the update: a call on one thread is not
+    taken out of a call open on another."""
+    now = [0.0]
+    monkeypatch.setattr(train_speed, "time", types.SimpleNamespace(perf_counter=lambda: now[0], process_time=lambda: 0))
+    inside, done = threading.Event(), threading.Event()
+
+    class Toy:
+        def update(self) -> None:
+            inside.set()
+            done.wait(10)
+            now[0] += 4.0
+
+        def step(self) -> None:
+            now[0] += 1.0
+
+    split = train_speed.Split()
+    split.wrap(Toy, "update", "update")
+    split.wrap(Toy, "step", "engine")
+    t = threading.Thread(target=Toy().update)
+    t.start()
+    inside.wait(10)
+    Toy().step()  # on this thread while the update is open on the other
+    done.set()
+    t.join()
+    assert (split.wall["update"], split.wall["engine"]) == (5.0, 1.0)
 
 
 def test_bench_train_refuses_a_folder_that_is_not_a_checkout(tmp_path, capsys):
