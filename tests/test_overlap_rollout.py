@@ -11,19 +11,23 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from copy import deepcopy
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from rollouts import random_rollout
 
 import train.ppo.learner as learner_mod
-from agents.ppo_agent import masked_logits
+from agents.ppo_agent import PolicyNet, masked_logits
+from benchmarks.sparse_linear import prepared_rows
 from bobshat_env.games import make_game
-from train.ppo.config import check_args, make_net, parse_args
+from train.ppo.config import Args, check_args, make_net, parse_args
 from train.ppo.learner import Learner, make_collector, set_up
 from train.ppo.rollout import Rollout
 from train.ppo.run import train
+from train.ppo.update import ppo_update
 
 SMOKE = ["--config", "configs/smoke.yaml", "--bf16", "false", "--eval-every", "-1"]
 
@@ -55,8 +59,8 @@ def test_the_rollout_ahead_plays_the_weights_from_before_the_update(tmp_path, mo
         learner.collector.on_step = lambda step, _total: updated.wait(30) if step == 1 else None
         real = learner_mod.ppo_update
 
-        def update_then_signal(*a: object) -> dict:
-            out = real(*a)
+        def update_then_signal(*a: object, **k: object) -> dict:
+            out = real(*a, **k)
             updated.set()
             return out
 
@@ -109,7 +113,7 @@ def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch
         first = learner.collect()
         learner.collector.on_step = lambda step, total: steps.append(step)
 
-        def interrupted(*_: object) -> dict:
+        def interrupted(*_: object, **__: object) -> dict:
             while len(steps) < 3:  # the rollout beside the update has started
                 time.sleep(0.001)
             raise KeyboardInterrupt
@@ -130,3 +134,43 @@ def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch
 def test_overlap_is_refused_with_rollout_workers():
     with pytest.raises(ValueError, match="^overlap_rollout is for the in-process collector: set rollout_workers to 0"):
         check_args(parse_args([*SMOKE, "--overlap-rollout", "true", "--rollout-workers", "2"]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The decoupled objective a lagged rollout is updated with (ppo_update's ``lagged``)
+def _update_one_minibatch(lagged: bool, threads: int = 1) -> tuple[dict[str, float], Rollout, PolicyNet]:
+    """One epoch, one minibatch of 300 prepared Bob's Hat rows whose behaviour log-probabilities are off the
+    network's (noise of 0.5 sd): the losses it logs, the batch and the network before the step."""
+    obs = prepared_rows("bobs_hat", 4, 300).half().numpy()
+    batch = random_rollout(obs, seed=5, logprob_noise=0.5, adv_mean=1.0, adv_sd=2.0)
+    args = Args(game="bobs_hat", players=4, hidden=[32, 32], minibatch_size=512, update_epochs=1, bf16=False)
+    args.trump_symmetry = args.trick_features = True
+    args.update_threads, args.sparse_input = threads, False
+    torch.manual_seed(7)
+    net = make_net(args, make_game("bobs_hat", players=4))
+    before = deepcopy(net)
+    losses = ppo_update(net, torch.optim.Adam(net.parameters(), lr=1e-3), batch, args, lagged=lagged)
+    return losses, batch, before
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_lagged_rollout_is_clipped_against_the_weights_the_update_starts_from(threads):
+    """With one minibatch, the ratio to the weights the update starts from is 1 in every row: nothing clipped,
+    and the policy loss is minus the mean of the normalized advantages weighted by proximal / behaviour
+    probability truncated at 1, computed here independently. Without ``lagged`` the same batch clips."""
+    losses, batch, before = _update_one_minibatch(lagged=True, threads=threads)
+    prox = _logprobs(before, batch)
+    weight = torch.exp(prox - torch.from_numpy(batch.logprobs)).clamp(max=1.0)
+    assert 0.2 < float((weight < 1).float().mean()) < 0.8  # the truncation acts on some rows, not all
+    adv = torch.from_numpy(batch.advantages)
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    assert losses["losses/clipfrac"] == 0.0
+    assert abs(losses["losses/approx_kl"]) < 1e-6
+    assert losses["losses/policy_loss"] == pytest.approx(float(-(weight * adv).mean()), abs=1e-5)
+    # the value clip is centred on the starting weights' values: at ratio 1 it clips nothing
+    with torch.no_grad():
+        value = before.head(torch.from_numpy(batch.obs).float())[1].float()
+    v_loss = 0.5 * ((value - torch.from_numpy(batch.returns)) ** 2).mean()
+    assert losses["losses/value_loss"] == pytest.approx(float(v_loss), rel=1e-5)
+    plain, _, _ = _update_one_minibatch(lagged=False, threads=threads)
+    assert plain["losses/clipfrac"] > 0.1

@@ -156,6 +156,7 @@ class Learner:
         self.lr_begin = args.learning_rate if lr_begin is None else lr_begin
         self.update_s = 0.0  # seconds of the last update
         self._ahead: Rollout | None = None  # collected during the last update (update(collect_ahead=True))
+        self._lagged: Rollout | None = None  # the last one collect returned: played by the weights before an update
         self._thread: ThreadPoolExecutor | None = None  # where that rollout runs (made on first use)
 
     @property
@@ -179,6 +180,7 @@ class Learner:
         update (``update(collect_ahead=True)``), from the weights before that update."""
         if self._ahead is not None:
             batch, self._ahead = self._ahead, None
+            self._lagged = batch
             return batch
         return self.collector.collect_rollout()
 
@@ -192,7 +194,8 @@ class Learner:
         busy, which one after the other leave half idle on two; the price is one iteration of policy lag
         (the clipped ratio is taken against the policy that played, as always). When this returns, nothing
         runs in the background; if the update fails or is interrupted, the rollout is stopped at its next
-        step and dropped."""
+        step and dropped. A rollout played ahead is updated on with the decoupled objective
+        (:func:`~train.ppo.update.ppo_update`'s ``lagged``)."""
         t0 = time.perf_counter()
         collector, future = self.collector, None
         if collect_ahead:
@@ -203,7 +206,7 @@ class Learner:
                 self._thread = ThreadPoolExecutor(1, "rollout-ahead", initializer=_one_numba_thread)
             future = self._thread.submit(collector.run_rollout)
         try:
-            losses = ppo_update(self.net, self.optimizer, batch, self.args)
+            losses = ppo_update(self.net, self.optimizer, batch, self.args, lagged=batch is self._lagged)
             if future is not None:
                 self._ahead = future.result()
         except BaseException:

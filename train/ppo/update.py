@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from copy import deepcopy
 
@@ -152,7 +153,7 @@ def _shard_terms(
     logp_all = torch.log_softmax(masked_logits(logits, legal), dim=-1)
     newlogp = logp_all.gather(1, act[:, None]).squeeze(1)
     entropy = -(logp_all.exp() * logp_all).sum(-1)
-    mb_logp, mb_adv, mb_ret, mb_val = mb_rows
+    mb_logp, mb_adv, mb_ret, mb_val = mb_rows[:4]  # a fifth row: the decoupled objective's weights
     logratio = newlogp - mb_logp
     ratio = logratio.exp()
     terms = {}
@@ -161,7 +162,8 @@ def _shard_terms(
         terms["approx_kl"] = ((ratio - 1) - logratio).mean() * weight
         terms["clipfrac"] = ((ratio - 1.0).abs() > args.clip_coef).float().mean() * weight
     neg_adv = -mb_adv
-    pg = torch.max(neg_adv * ratio, neg_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+    pg_rows = torch.max(neg_adv * ratio, neg_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef))
+    pg = (pg_rows * mb_rows[4]).mean() if len(mb_rows) > 4 else pg_rows.mean()
     if args.clip_vloss:
         v_clipped = mb_val + (newvalue - mb_val).clamp(-args.clip_coef, args.clip_coef)
         v = 0.5 * torch.max((newvalue - mb_ret) ** 2, (v_clipped - mb_ret) ** 2).mean()
@@ -180,7 +182,33 @@ def _shard_grads(params: list[nn.Parameter], *shard: object) -> tuple[dict[str, 
         return terms, torch.autograd.grad(terms["loss"], params)
 
 
-def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args) -> dict[str, float]:
+def _proximal(
+    net: PolicyNet,
+    x_of: Callable[[torch.Tensor], torch.Tensor | SparseRows],
+    b_legal: torch.Tensor,
+    b_act: torch.Tensor,
+    n: int,
+    args: Args,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities of the stored actions and values of every row under the weights as they are now (the
+    proximal policy of the decoupled objective), by minibatches as the update reads them; ``x_of(rows)`` is a
+    minibatch's input."""
+    dev = net.device
+    logp, val = torch.empty(n, device=dev), torch.empty(n, device=dev)
+    with torch.no_grad():
+        for start in range(0, n, args.minibatch_size):
+            rows = torch.arange(start, min(start + args.minibatch_size, n), device=dev)
+            with autocast(args.bf16, dev.type):
+                logits, value = net.head(x_of(rows))
+            all_logp = torch.log_softmax(masked_logits(logits.float(), b_legal[rows]), dim=-1)
+            logp[rows] = all_logp.gather(1, b_act[rows][:, None]).squeeze(1)
+            val[rows] = value.float()
+    return logp, val
+
+
+def ppo_update(
+    net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout, args: Args, lagged: bool = False
+) -> dict[str, float]:
     """``update_epochs`` passes of clipped PPO over ``batch`` in minibatches; returns the ``losses/`` scalars
     (those of the last minibatch, as CleanRL logs them). The batch moves to the network's device once; the
     minibatch permutation is drawn on the CPU, so it is the same draw on every device.
@@ -190,7 +218,15 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
     same step, rounded differently (so a run's numbers depend on k, not on the machine or the threads' timing).
     The advantages are normalized over the whole minibatch first, as with one shard. Why: one core's products
     are most of the update, and torch's own threads split each product too finely to gain (see README,
-    "Training speed")."""
+    "Training speed").
+
+    ``lagged``: the rollout was played by the weights before the last update (``overlap_rollout``). The
+    clipped ratio is then taken against the weights as they are when this update starts (the *proximal*
+    policy), and each row's term is weighted by proximal / behaviour probability, truncated at 1 (the
+    decoupled objective of Hilton et al., "Batch size-invariance for policy optimization", 2022, with
+    V-trace's truncation); the value clip is centred on the proximal values. Against the behaviour policy
+    the ratio starts one update away from 1, and the clip discards much of the signal: measured on the
+    default preset, a run with the plain objective on lagged rollouts ended far behind one without lag."""
     n, dev = batch.n, net.device
     in_dtype = net_input(args.bf16, dev.type)
     # the first layer over the inputs' non-zeros (agents/sparse_linear.py): the float16 rollout is listed once,
@@ -202,6 +238,14 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
     b_act = torch.from_numpy(batch.actions).to(dev)
     # the per-row floats as the rows of one (4, n) array: one gather per minibatch instead of four
     b_rows = torch.from_numpy(np.stack([batch.logprobs, batch.advantages, batch.returns, batch.values])).to(dev)
+
+    def x_of(rows_s: torch.Tensor) -> torch.Tensor | SparseRows:
+        return rows.take(rows_s) if rows is not None else from_half(half_rows(b_obs, rows_s), in_dtype)
+
+    if lagged and n:
+        logp_prox, val_prox = _proximal(net, x_of, b_legal, b_act, n, args)
+        weight = torch.exp(logp_prox - b_rows[0]).clamp(max=1.0)
+        b_rows = torch.stack([logp_prox, b_rows[1], b_rows[2], val_prox, weight])
     params = list(net.parameters())
     clipfracs, terms = [], {}
     for _epoch in range(args.update_epochs):
@@ -216,7 +260,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Rollout,
             shards = []
             for part in torch.tensor_split(torch.arange(mb.numel(), device=dev), k):
                 rows_s, cols = (mb, mb_rows) if k == 1 else (mb.index_select(0, part), mb_rows.index_select(1, part))
-                x = rows.take(rows_s) if rows is not None else from_half(half_rows(b_obs, rows_s), in_dtype)
+                x = x_of(rows_s)
                 legal, act = b_legal.index_select(0, rows_s), b_act.index_select(0, rows_s)
                 shards.append((net, x, legal, act, cols, len(part) / mb.numel(), args, dev.type))
             optimizer.zero_grad()
