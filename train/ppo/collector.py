@@ -12,7 +12,8 @@ Two classes collect them, both a :class:`Collector`: the in-process
 the learner's side of Ray actors that each run a :class:`RolloutCollector`
 on their own slots of the batch. A :class:`RolloutCollector` is built from
 ``(env, net, pool, gen, args, seed)`` and reads nothing else (torch's global
-RNG samples the actions). It updates the PFSP record of the pool it holds as
+RNG samples the actions; with ``overlap_rollout`` a generator of its own, seeded
+from ``seed``). It updates the PFSP record of the pool it holds as
 games end (opponents drawn later in the same rollout depend on it); a rollout
 also carries each finished game's opponent and the learner's win share
 (``pool_opponents``, ``win_shares``), so a learner whose pool is not the
@@ -148,7 +149,8 @@ class RolloutCollector:
     worker), ``pool`` (the opponents, and the PFSP record it updates as games
     end), ``gen`` (draws of seats and opponents) and ``args`` (rollout
     length, rewards, GAE, bf16). Action sampling draws from torch's global
-    RNG, seeded by :func:`train`. Game ``i`` of the env seats the learner in
+    RNG, seeded by :func:`train` (with ``overlap_rollout``: :attr:`sampler`, as the
+    rollout then runs beside the update). Game ``i`` of the env seats the learner in
     ``learner_seats[i]`` (``args.learner_seats`` distinct seats; its first
     is ``learner_seat[i]``) and pool member ``opp[i]`` in the other seats
     (``SELF``: the learner everywhere); both are drawn again when it ends.
