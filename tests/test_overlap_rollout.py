@@ -20,9 +20,11 @@ import torch
 from rollouts import random_rollout
 
 import train.ppo.learner as learner_mod
+from agents.base import RandomAgent
 from agents.ppo_agent import PolicyNet, masked_logits
 from benchmarks.sparse_linear import prepared_rows
 from bobshat_env.games import make_game
+from train.ppo.collector import RolloutCollector
 from train.ppo.config import Args, check_args, make_net, parse_args
 from train.ppo.learner import Learner, make_collector, set_up
 from train.ppo.rollout import Rollout
@@ -174,3 +176,22 @@ def test_a_lagged_rollout_is_clipped_against_the_weights_the_update_starts_from(
     assert losses["losses/value_loss"] == pytest.approx(float(v_loss), rel=1e-5)
     plain, _, _ = _update_one_minibatch(lagged=False, threads=threads)
     assert plain["losses/clipfrac"] > 0.1
+
+
+def test_an_exploiter_inside_an_overlapping_run_collects_one_rollout_at_a_time(monkeypatch):
+    """fit_exploiter's learner never collects ahead: its collector gets one storage, not a second pair."""
+    import train.ppo.exploiters as exploiters
+
+    made: list[RolloutCollector] = []
+
+    class Recorded(RolloutCollector):
+        def __init__(self, *a: object, **k: object) -> None:
+            super().__init__(*a, **k)  # type: ignore[arg-type]
+            made.append(self)
+
+    monkeypatch.setattr(exploiters, "RolloutCollector", Recorded)
+    args = parse_args([*SMOKE, "--overlap-rollout", "true"])
+    game = make_game(args.game, players=args.players, **args.game_options)
+    init = make_net(args, game)
+    exploiters.fit_exploiter(game, RandomAgent(game, seed=0), args, 256, np.random.default_rng(0), init)
+    assert len(made) == 1 and len(made[0]._storages) == 1 and made[0].sampler is None
