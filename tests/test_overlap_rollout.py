@@ -121,10 +121,8 @@ def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch
             raise KeyboardInterrupt
 
         monkeypatch.setattr(learner_mod, "ppo_update", interrupted)
-        t0 = time.perf_counter()
         with pytest.raises(KeyboardInterrupt):
             learner.update(first, collect_ahead=True)
-        assert time.perf_counter() - t0 < 30
         n = len(steps)
         time.sleep(0.2)
         assert len(steps) == n < 400  # stopped part-way, and nothing runs on after update returned

@@ -191,27 +191,28 @@ class Learner:
         ``collect_ahead`` (``overlap_rollout``; the in-process collector): the next rollout is played on a
         second thread while the update runs, from the weights as they are before it (the collector copies
         them first), and :meth:`collect` returns it. The update and the rollout each keep about one core
-        busy, which one after the other leave half idle on two; the price is one iteration of policy lag
-        (the clipped ratio is taken against the policy that played, as always). When this returns, nothing
-        runs in the background; if the update fails or is interrupted, the rollout is stopped at its next
-        step and dropped. A rollout played ahead is updated on with the decoupled objective
-        (:func:`~train.ppo.update.ppo_update`'s ``lagged``)."""
+        busy, which one after the other leave half idle on two; the price is one iteration of policy lag, so
+        a rollout played ahead is updated on with the decoupled objective (:func:`~train.ppo.update.ppo_update`'s
+        ``lagged``: the clipped ratio against the weights the update starts from). When this returns, nothing
+        runs in the background; if the update fails or is interrupted, the rollout is stopped at its next step
+        and dropped."""
         t0 = time.perf_counter()
-        collector, future = self.collector, None
+        ahead = None
         if collect_ahead:
-            if not isinstance(collector, RolloutCollector):
+            ahead = self.collector
+            if not isinstance(ahead, RolloutCollector):
                 raise ValueError("overlap_rollout is for the in-process collector (rollout_workers 0)")
-            collector.begin_rollout()  # the weights are copied here, before the update changes them
+            ahead.begin_rollout()  # the weights are copied here, before the update changes them
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, "rollout-ahead", initializer=_one_numba_thread)
-            future = self._thread.submit(collector.run_rollout)
+            future = self._thread.submit(ahead.run_rollout)
         try:
             losses = ppo_update(self.net, self.optimizer, batch, self.args, lagged=batch is self._lagged)
-            if future is not None:
+            if ahead is not None:
                 self._ahead = future.result()
         except BaseException:
-            if future is not None and isinstance(collector, RolloutCollector):
-                collector.cancelled = True
+            if ahead is not None:
+                ahead.cancelled = True
                 wait([future])  # at most one env step; its result or RolloutCancelled is dropped
             raise
         self.update_s = time.perf_counter() - t0

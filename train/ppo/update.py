@@ -133,6 +133,17 @@ def _pool_of(workers: int, pid: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ppo-update")
 
 
+def _evaluate(
+    net: PolicyNet, x: torch.Tensor | SparseRows, legal: torch.Tensor, act: torch.Tensor, bf16: bool, dev_type: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The network on stored rows (their observations, masks and actions are canonical): every action's
+    log-probability, the stored action's, and the value (float32)."""
+    with autocast(bf16, dev_type):
+        logits, value = net.head(x)
+    logp_all = torch.log_softmax(masked_logits(logits.float(), legal), dim=-1)
+    return logp_all, logp_all.gather(1, act[:, None]).squeeze(1), value.float()
+
+
 def _shard_terms(
     net: PolicyNet,
     x: torch.Tensor | SparseRows,
@@ -146,14 +157,10 @@ def _shard_terms(
     """One shard's share of a minibatch's PPO loss: every term is the shard's mean times ``weight`` (its share of
     the minibatch's rows), so the shards' terms sum to the minibatch's means; with one shard ``weight`` is 1.0,
     an exact product, and the terms are the plain means. ``mb_rows``: logprob, normalized advantage, return and
-    value of the shard's rows."""
-    with autocast(args.bf16, dev_type):
-        logits, newvalue = net.head(x)  # stored observations, masks and actions are canonical
-    logits, newvalue = logits.float(), newvalue.float()
-    logp_all = torch.log_softmax(masked_logits(logits, legal), dim=-1)
-    newlogp = logp_all.gather(1, act[:, None]).squeeze(1)
+    value of the shard's rows, and with a lagged rollout a fifth row, the decoupled objective's weights."""
+    logp_all, newlogp, newvalue = _evaluate(net, x, legal, act, args.bf16, dev_type)
     entropy = -(logp_all.exp() * logp_all).sum(-1)
-    mb_logp, mb_adv, mb_ret, mb_val = mb_rows[:4]  # a fifth row: the decoupled objective's weights
+    mb_logp, mb_adv, mb_ret, mb_val = mb_rows[:4]
     logratio = newlogp - mb_logp
     ratio = logratio.exp()
     terms = {}
@@ -197,12 +204,11 @@ def _proximal(
     logp, val = torch.empty(n, device=dev), torch.empty(n, device=dev)
     with torch.no_grad():
         for start in range(0, n, args.minibatch_size):
-            rows = torch.arange(start, min(start + args.minibatch_size, n), device=dev)
-            with autocast(args.bf16, dev.type):
-                logits, value = net.head(x_of(rows))
-            all_logp = torch.log_softmax(masked_logits(logits.float(), b_legal[rows]), dim=-1)
-            logp[rows] = all_logp.gather(1, b_act[rows][:, None]).squeeze(1)
-            val[rows] = value.float()
+            end = min(start + args.minibatch_size, n)
+            x = x_of(torch.arange(start, end, device=dev))
+            _, logp[start:end], val[start:end] = _evaluate(
+                net, x, b_legal[start:end], b_act[start:end], args.bf16, dev.type
+            )
     return logp, val
 
 
