@@ -3,8 +3,11 @@ re-raised as itself, a dead worker an error (never a hang), and workers gone whe
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import signal
+import time
 
 import pytest
 from procs import HAS_PROC, descendants
@@ -63,3 +66,39 @@ def test_a_dead_worker_is_an_error_not_a_hang() -> None:
 def test_bad_worker_count() -> None:
     with pytest.raises(ValueError, match="workers must be at least 1"):
         map_chunks(_square, [1], 0, lambda ch, r: None)
+
+
+def test_sigterm_while_a_worker_starts_leaves_no_traceback(monkeypatch, capfd) -> None:
+    """A SIGTERM between a spawned worker's exec and the parent's write of its start-up data used to end the
+    parent there: the worker read an empty pipe and printed an EOFError traceback (CI, ``bids --workers 2``
+    SIGTERM test, seen once). The signal is held until every worker has its data, then taken."""
+    import multiprocessing.util
+
+    real, pids = multiprocessing.util.spawnv_passfds, []
+
+    def spawn_then_sigterm(path, args, passfds):
+        pid = real(path, args, passfds)
+        if any(b"spawn_main" in os.fsencode(a) for a in args):  # a worker (not multiprocessing's resource tracker)
+            pids.append(pid)
+            if len(pids) == 1:
+                os.kill(os.getpid(), signal.SIGTERM)  # lands before the data is written (the race, every time)
+        return pid
+
+    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", spawn_then_sigterm)
+    with pytest.raises(SystemExit) as exc:
+        map_chunks(_square, list(range(6)), 2, lambda ch, r: None, mp_context="spawn")
+    code = exc.value.code
+    del exc  # the traceback holds a half-started worker's pipe open (a process that ends closes it)
+    gc.collect()
+    assert code == 143
+    assert len(pids) == 2  # the second worker started too: the signal waited for the start, not longer
+    for pid in pids:  # each worker was killed and reaped by the pool, or ends now (the defect: exit 1)
+        deadline = time.monotonic() + 30
+        with contextlib.suppress(ChildProcessError):
+            while (got := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if got[0] == 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
+    assert "Traceback" not in capfd.readouterr().err

@@ -100,7 +100,9 @@ def map_chunks(
     live: list[_Worker] = []
     with sigterm_as_exit():
         try:
-            with _sigint_ignored():  # the workers start here and inherit it (spawn: before they import anything)
+            # The workers start here. They inherit the ignored SIGINT (spawn: before they import anything);
+            # a SIGTERM waits until each has its start-up data (:func:`_held`).
+            with _sigint_ignored(), _held(signal.SIGTERM):
                 for w in range(min(workers, len(todo))):
                     parent_end, child_end = ctx.Pipe(duplex=True)
                     proc = ctx.Process(
@@ -294,6 +296,31 @@ def _sigint_ignored() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@contextlib.contextmanager
+def _held(signum: int) -> Iterator[None]:
+    """Within the block (main thread only), ``signum`` is noted, not acted on; it is raised again at its end.
+
+    A spawned worker reads its start-up data from a pipe the parent writes
+    just after it starts the process. A SIGTERM raised as ``SystemExit`` in
+    between closed that pipe empty: the worker printed an ``EOFError``
+    traceback, and, not yet in the pool's list, was not killed with the
+    others (seen in CI, ``bids --workers 2``). Held here, the signal acts
+    once every worker of the block has started; the caller's handler then
+    runs as usual.
+    """
+    if threading.current_thread() is not threading.main_thread() or not callable(signal.getsignal(signum)):
+        yield  # no Python handler to defer: the default ends the process, SIG_IGN ignores it
+        return
+    came: list[int] = []
+    old = signal.signal(signum, lambda sig, frame: came.append(sig))
+    try:
+        yield
+    finally:
+        signal.signal(signum, old)
+        if came:
+            signal.raise_signal(signum)
 
 
 def _numba_compiling() -> Any:
