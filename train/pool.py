@@ -19,7 +19,8 @@ How it ends, whatever ends it
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
       runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
       143, the shell's status for SIGTERM, silently, as a terminated
-      program does.
+      program does. One that comes while the workers start waits until
+      each has its start-up data (:func:`_held`).
     - SIGKILL of the parent, or any death that runs no cleanup: each worker
       asks the kernel to kill it when its parent dies (Linux
       ``PR_SET_PDEATHSIG``), and on every system a thread of the worker
