@@ -102,3 +102,53 @@ def test_sigterm_while_a_worker_starts_leaves_no_traceback(monkeypatch, capfd) -
                 os.waitpid(pid, 0)
             assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _until_python_handles_sigint(pid: int) -> None:
+    """Wait (10 s at most) until the process has a SIGINT handler: its Python is up, reading its start-up data."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as f:
+            caught = int(next(line for line in f if line.startswith("SigCgt:")).split()[1], 16)
+        if caught & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads the process table from /proc")
+def test_ctrl_c_while_the_workers_start_is_taken_not_lost(monkeypatch, capfd) -> None:
+    """A Ctrl-C (SIGINT to the parent and its workers) in the milliseconds the workers start: the parent
+    used to ignore SIGINT then, so the Ctrl-C was lost and the run went on to the end. Now the workers start
+    with SIGINT blocked and drop it quietly, and the parent takes it once they have all started: a
+    KeyboardInterrupt, every worker killed and reaped, no traceback from any of them."""
+    import multiprocessing.util
+
+    real, pids = multiprocessing.util.spawnv_passfds, []
+
+    def spawn_then_ctrl_c(path, args, passfds):
+        pid = real(path, args, passfds)
+        if any(b"spawn_main" in os.fsencode(a) for a in args):  # a worker (not multiprocessing's resource tracker)
+            pids.append(pid)
+            if len(pids) == 1:  # as a terminal does: to every process of the group, while this worker starts
+                _until_python_handles_sigint(pid)  # (before that, a SIGINT would end it silently either way)
+                os.kill(pid, signal.SIGINT)
+                os.kill(os.getpid(), signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", spawn_then_ctrl_c)
+    results: list[int] = []
+    with pytest.raises(KeyboardInterrupt):
+        map_chunks(_square, list(range(40)), 2, lambda ch, r: results.append(ch), mp_context="spawn")
+    gc.collect()
+    assert len(pids) == 2  # the second worker started too: the Ctrl-C waited for the start, not longer
+    assert len(results) < 40  # taken at once, not after the run
+    for pid in pids:
+        deadline = time.monotonic() + 30
+        with contextlib.suppress(ChildProcessError):
+            while (got := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if got[0] == 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
+    assert "Traceback" not in capfd.readouterr().err

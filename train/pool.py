@@ -11,11 +11,12 @@ them (by chunk index), so the numbers never depend on the order.
 
 How it ends, whatever ends it
     - Ctrl-C: a terminal sends SIGINT to every process of its group. The
-      workers ignore it from their first instruction (they start with SIGINT
-      ignored, which a new Python keeps ignoring); the parent gets
+      workers never act on it: they start with SIGINT blocked and ignore it
+      before they unblock it (:func:`_sigint_deferred`); the parent gets
       KeyboardInterrupt, kills its workers and re-raises, so the command
       prints one line and ends with status 130 (``bobshat_env.app.cli.main``,
       which defers a Ctrl-C past a numba compile: :func:`sigint_after_compiles`).
+      One that comes while the workers start is taken once they have.
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
       runs (:func:`sigterm_as_exit`), kills its workers, and ends with status
       143, the shell's status for SIGTERM, silently, as a terminated
@@ -101,9 +102,9 @@ def map_chunks(
     live: list[_Worker] = []
     with sigterm_as_exit():
         try:
-            # The workers start here. They inherit the ignored SIGINT (spawn: before they import anything);
-            # a SIGTERM waits until each has its start-up data (:func:`_held`).
-            with _sigint_ignored(), _held(signal.SIGTERM):
+            # The workers start here, with SIGINT blocked (:func:`_sigint_deferred`); a Ctrl-C or a SIGTERM
+            # to this process waits until each has its start-up data (:func:`_held`), then acts.
+            with _sigint_deferred(mp_context), _held(signal.SIGTERM):
                 for w in range(min(workers, len(todo))):
                     parent_end, child_end = ctx.Pipe(duplex=True)
                     proc = ctx.Process(
@@ -220,7 +221,8 @@ def _kill_all(live: list[_Worker]) -> None:
 # The worker's side
 def _worker_main(conn: Connection, fn: Callable[[Any], Any], parent_pid: int) -> None:
     """A worker's life: tie it to the parent, then play chunks until told to stop or the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (already ignored with spawn)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's; one that came during start-up is dropped
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked from the start (_sigint_deferred)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits the parent's handler: drop it
     die_with_parent(parent_pid)
     while True:
@@ -280,23 +282,35 @@ def die_with_parent(parent_pid: int) -> None:
 # ==========================================================================
 # Signals in the parent
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Within the block (main thread only), SIGINT is ignored: processes started here inherit that.
+def _sigint_deferred(mp_context: str) -> Iterator[None]:
+    """Within the block (main thread only), SIGINT is blocked, so processes started here start with it blocked;
+    one sent to this process is taken at the block's end (:func:`_held`).
 
     A spawned worker spends its first seconds importing (numpy, numba, the
     agents); a Ctrl-C then would print a KeyboardInterrupt traceback from
-    every worker. Python leaves a signal ignored at start-up ignored, so
-    workers started inside this block never see one; the parent ignores it
-    only for the milliseconds of the start.
+    every worker. A blocked signal stays blocked across fork and exec (the
+    stdlib's resource tracker starts the same way, bpo-33613), so a Ctrl-C
+    to the process group only waits in each worker until
+    :func:`_worker_main` ignores SIGINT, which drops it. The parent used to
+    ignore SIGINT for the start instead, and a Ctrl-C in those milliseconds
+    was lost: the command ran on.
+
+    The resource tracker of ``spawn`` unblocks SIGINT after starting itself
+    (the first start of a process), so it is started before the block.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
+    if mp_context in ("spawn", "forkserver"):
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    with _held(signal.SIGINT):
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a pending SIGINT runs _held's handler here
 
 
 @contextlib.contextmanager
