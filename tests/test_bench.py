@@ -158,3 +158,18 @@ def test_search_latency_tiny(capsys):
         assert 2 * 12 <= r["decisions"] <= 2 * 13
         for key in ("wall_ms", "cpu_ms", "cpu_ms_card_play", "cpu_ms_bids"):
             assert 0 <= r[key]["p50"] <= r[key]["p95"] <= r[key]["max"] and math.isfinite(r[key]["mean"])
+
+
+def test_replicate_ceiling_replays_the_deals_and_redraws_only_the_agents_dice() -> None:
+    """benchmarks/replicate_ceiling.py: deterministic agents replay each deal exactly (r = 1, no ceiling); with
+    `random` in the match the second replicate differs (its dice are drawn anew) on the same deals."""
+    from benchmarks.replicate_ceiling import ceiling, replicates
+
+    fixed = replicates("bobs_hat", "strong,simple", deals=3, seed=4, batch_size=6)
+    assert np.allclose(fixed["first"], fixed["second"], rtol=0, atol=1e-12)  # same deals, no dice: same games
+    assert ceiling(fixed["first"], fixed["second"])["r"] > 0.999999
+    dice = replicates("bobs_hat", "random,simple", deals=3, seed=4, batch_size=6)
+    assert not np.allclose(dice["first"], dice["second"], rtol=0, atol=1e-6)
+    assert ceiling([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.5])["r"] > 0.9  # the correlation, not a constant
+    with pytest.raises(ValueError, match="two entrants"):
+        replicates("bobs_hat", "strong,simple,random", deals=1, seed=0)
