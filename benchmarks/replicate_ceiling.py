@@ -63,9 +63,9 @@ def ceiling(first: np.ndarray, second: np.ndarray, boot: int = 4000) -> dict:
         return {"r": 1.0, "r_ci95": [1.0, 1.0], "ceiling": float("inf"), "ceiling_ci95": [float("inf")] * 2}
     r = float(np.corrcoef(first, second)[0, 1])
     rng = np.random.default_rng(0)
-    draws = [
-        np.corrcoef(first[i], second[i])[0, 1] for i in (rng.integers(0, first.size, first.size) for _ in range(boot))
-    ]
+    resamples = (rng.integers(0, first.size, first.size) for _ in range(boot))
+    with np.errstate(invalid="ignore", divide="ignore"):  # a resample of one repeated deal has no correlation (NaN)
+        draws = [np.corrcoef(first[i], second[i])[0, 1] for i in resamples]
     lo, hi = (float(v) for v in np.nanpercentile(draws, [2.5, 97.5]))
 
     def bound(v: float) -> float:
