@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.registry import split_specs
 from bobshat_env.games import make_game
+from bobshat_env.paths import OutputPathError, check_writable, replace_bytes
 from train.evaluate.command import layout_specs
 from train.evaluate.tournament import evaluate
 
@@ -85,9 +86,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default="", help="write the per-deal differences and the ceiling here")
     args = ap.parse_args(argv)
+    if args.deals < 3:
+        ap.error(f"--deals: at least 3 for a correlation over deals, got {args.deals}")
+    if args.json:
+        try:
+            check_writable(args.json, "--json")  # before minutes of play, not after
+        except OutputPathError as err:
+            ap.error(str(err))
     rep = replicates(args.game, args.agents, args.deals, args.seed, args.layout, args.workers)
-    rep.update(ceiling(np.array(rep["first"]), np.array(rep["second"])))
     first, second = np.array(rep["first"]), np.array(rep["second"])
+    rep.update(ceiling(first, second))
     print(f"{args.game} {args.layout}: {rep['agents'][0]} - {rep['agents'][1]}, {args.deals} deals, seed {args.seed}")
     for key, x in (("first", first), ("second", second)):
         sd, sec = x.std(ddof=1), rep[key + "_seconds"]
@@ -98,9 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         f"  r = {rep['r']:.3f} [{lo:.3f}, {hi:.3f}]; ceiling of a deal-level term 1/(1-r) = {rep['ceiling']:.2f}"
         f" [{clo:.2f}, {chi:.2f}]"
     )
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(rep, f, indent=1)
+    if args.json:  # in one step: a full disk never leaves half a file
+        replace_bytes(args.json, (json.dumps(rep, indent=1) + "\n").encode("utf-8"))
 
 
 if __name__ == "__main__":

@@ -173,3 +173,19 @@ def test_replicate_ceiling_replays_the_deals_and_redraws_only_the_agents_dice() 
     assert ceiling([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.5])["r"] > 0.9  # the correlation, not a constant
     with pytest.raises(ValueError, match="two entrants"):
         replicates("bobs_hat", "strong,simple,random", deals=1, seed=0)
+
+
+def test_replicate_ceiling_refuses_bad_flags_before_playing(tmp_path, capsys) -> None:
+    """Too few deals for a correlation, or a --json that cannot be written: a one-line error, nothing played."""
+    from benchmarks.replicate_ceiling import main
+
+    for argv, says in (
+        (["--agents", "strong,simple", "--deals", "2"], "at least 3"),
+        (["--agents", "strong,simple", "--deals", "3", "--json", str(tmp_path / "no" / "r.json")], "--json"),
+        (["--agents", "strong,simple", "--deals", "3", "--json", str(tmp_path)], "--json"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+    main(["--agents", "strong,simple", "--deals", "3", "--workers", "1", "--json", str(tmp_path / "r.json")])
+    assert json.loads((tmp_path / "r.json").read_text())["r"] == 1.0  # deterministic agents: r = 1
