@@ -68,6 +68,20 @@ def test_bad_worker_count() -> None:
         map_chunks(_square, [1], 0, lambda ch, r: None)
 
 
+def _assert_killed_by_a_signal(pids: list[int]) -> None:
+    """Each worker ended by a signal (the pool kills its workers), none on its own; one still running after
+    30 s is killed here and counted as a failure."""
+    for pid in pids:
+        deadline = time.monotonic() + 30
+        with contextlib.suppress(ChildProcessError):  # already reaped by the pool
+            while (got := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if got[0] == 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
+
+
 def test_sigterm_while_a_worker_starts_leaves_no_traceback(monkeypatch, capfd) -> None:
     """A SIGTERM between a spawned worker's exec and the parent's write of its start-up data used to end the
     parent there: the worker read an empty pipe and printed an EOFError traceback (CI, ``bids --workers 2``
@@ -92,15 +106,7 @@ def test_sigterm_while_a_worker_starts_leaves_no_traceback(monkeypatch, capfd) -
     gc.collect()
     assert code == 143
     assert len(pids) == 2  # the second worker started too: the signal waited for the start, not longer
-    for pid in pids:  # each worker was killed and reaped by the pool, or ends now (the defect: exit 1)
-        deadline = time.monotonic() + 30
-        with contextlib.suppress(ChildProcessError):
-            while (got := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if got[0] == 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
+    _assert_killed_by_a_signal(pids)  # by the pool, which reaps them (the defect: exit 1)
     assert "Traceback" not in capfd.readouterr().err
 
 
@@ -142,13 +148,5 @@ def test_ctrl_c_while_the_workers_start_is_taken_not_lost(monkeypatch, capfd) ->
     gc.collect()
     assert len(pids) == 2  # the second worker started too: the Ctrl-C waited for the start, not longer
     assert len(results) < 40  # taken at once, not after the run
-    for pid in pids:
-        deadline = time.monotonic() + 30
-        with contextlib.suppress(ChildProcessError):
-            while (got := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if got[0] == 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            assert got[0] != 0 and os.WIFSIGNALED(got[1]), f"worker {pid} ended with status {got[1]} (0: running)"
+    _assert_killed_by_a_signal(pids)
     assert "Traceback" not in capfd.readouterr().err
