@@ -116,7 +116,7 @@ NEVER_VALID["spec_list"] = NEVER_VALID["spec"] | {"nosuch,strong"}
 # Path flags get path-like values (a folder, a missing parent, a FIFO, a link, a device), not plain text: the
 # files (--out: a checkpoint) and the folders (--log-dir, --runs-dir) a command writes, the files it reads.
 OUTPUT_DESTS = {"records", "json", "plot", "save", "records_dir", "runs_dir", "out", "log_dir"}
-INPUT_DESTS = {"file", "config", "init", "init_from", "vr_value"}
+INPUT_DESTS = {"file", "config", "init", "init_from", "vr_value", "checkpoints"}
 SPEC_DESTS = {"agents", "opponents", "target", "bidders", "play"}
 SPEC_LIST_DESTS = {"heuristics", "eval_opponents"}
 

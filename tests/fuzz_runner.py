@@ -54,6 +54,7 @@ WORK = {
     "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "train.imitate": ["build_sets"],  # imitate: the records are replayed into decisions
     "train.expert": ["label_round"],  # expert: options, outputs, the policy checked, TensorBoard opened; play begins
+    "train.average": ["write_checkpoint"],  # average: inputs read and checked, the mean taken; the write begins
     "benchmarks.throughput": ["run"],  # the measurements
     "uvicorn": ["Server.run"],  # serve: the server's loop
 }

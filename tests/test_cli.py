@@ -9,7 +9,20 @@ import pytest
 
 from bobshat_env.app.cli import build_parser, main
 
-COMMANDS = ("simulate", "replay", "eval", "bids", "play", "serve", "bench", "train", "exploit", "imitate", "expert")
+COMMANDS = (
+    "simulate",
+    "replay",
+    "eval",
+    "bids",
+    "play",
+    "serve",
+    "bench",
+    "train",
+    "exploit",
+    "imitate",
+    "expert",
+    "average",
+)
 
 
 def test_every_command_has_help(capsys):

@@ -121,6 +121,7 @@ BASE = {
     "exploit": "--target random --quiet --runs-dir runs --total-decisions 1 --final-deals 0 --eval-every 0".split(),
     "imitate": ["--records", "existing.jsonl", "--out", "imitated.pt", "--epochs", "1"],
     "expert": ["--game", "bobs_hat", "--init-from", str(SHIPPED_BH), "--out", "expert.pt", "--games", "1"],
+    "average": ["--out", "averaged.pt", str(SHIPPED_BH), str(SHIPPED_BH)],  # positionals last: a fuzzed one joins them
 }
 EXIT_OK = {"replay": {0, 1, 2}, "play": {0, 2, 130}}  # replay: 1 = a record has a fault; play: input ended
 
@@ -328,7 +329,7 @@ def run_example(
 ) -> None:
     root, made = sandboxes()
     argv = [command, *(BASE[command] if base is None else base)]
-    for flag, value in fuzzed:
+    for flag, value in sorted(fuzzed, key=lambda fv: fv[0].option is not None):  # a positional next to BASE's
         argv += flag.argv(value)
     if command == "replay" and not any(f.option is None for f, _ in fuzzed):
         argv.append("existing.jsonl")

@@ -6,8 +6,9 @@ optional records), ``replay`` (check records against the rules), ``eval``
 oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
 watch and replay in the browser), ``bench`` (throughput against peers),
 ``train`` (PPO with self-play), ``exploit`` (a learned best response
-against a frozen bot), ``imitate`` (a policy fitted to records) and
-``expert`` (the policy distilled toward search on it). Each
+against a frozen bot), ``imitate`` (a policy fitted to records),
+``expert`` (the policy distilled toward search on it) and ``average``
+(one policy from the mean of several policies' weights). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -372,6 +373,13 @@ def cmd_expert(args: argparse.Namespace) -> int:
     args.players = args.players if args.players is not None else opts.extra.get("players", 4)
     options = {**dict(opts.extra.get("game_options") or {}), **game_options(args)}
     return cli_expert(args, options, opts)
+
+
+def cmd_average(args: argparse.Namespace) -> int:
+    """One policy whose weights are the mean of several policies' (train/average.py)."""
+    from train.average import cli_average  # imports torch
+
+    return cli_average(args)
 
 
 def cmd_exploit(args: argparse.Namespace) -> int:
@@ -745,6 +753,15 @@ def _expert_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_expert)
 
 
+def _average_parser(sub: Any) -> None:
+    """``bobshat average``: the checkpoints, the output, the weights."""
+    p = sub.add_parser("average", help="one policy from the mean of several policies' weights (train/average.py)")
+    p.add_argument("checkpoints", nargs="+", metavar="CKPT", help="policy checkpoints of one table and network")
+    p.add_argument("--out", required=True, metavar="PATH", help="the policy checkpoint to write (ppo:PATH plays it)")
+    p.add_argument("--weights", default=None, metavar="W,W,...", help="one positive weight per checkpoint (equal)")
+    p.set_defaults(func=cmd_average)
+
+
 # each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _simulate_parser,
@@ -758,6 +775,7 @@ SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _exploit_parser,
     _imitate_parser,
     _expert_parser,
+    _average_parser,
 )
 
 
