@@ -8,8 +8,9 @@ than any of them, as stochastic weight averaging (Izmailov et al., 2018) and
 Measured on Bob's Hat 4p (``bobshat eval --layout 2v2 --deals 1000 --seed
 9``, per hand over the 29.5-minute policy): the ends of the second and third
 300M-decision legs +0.80 and +0.78, the mean of their weights +0.95, the
-mean of the three legs' ends +0.96. Policies trained apart (other seeds from
-scratch) need not share a basin; their mean can play far worse than either,
+mean of the three legs' ends +0.96 (shipped as ``checkpoints/bobs_hat_4p.pt``).
+Policies trained apart (other seeds from scratch) need not share a basin
+(for supervised networks their mean is known to fail; not measured here),
 so measure the result (``bobshat eval``) before using it.
 
 What it checks before anything is written: every input is a bobshat
