@@ -186,3 +186,20 @@ def test_a_training_checkpoint_gives_its_policy(tmp_path, capsys):
     assert run(["average", str(a), str(tmp_path / "ckpt.pt"), "--out", str(out)], capsys)[0] == 0
     written, _ = load_checkpoint(out)
     assert written and all(k.startswith(POLICY_PREFIX) for k in written)
+
+
+def test_a_full_disk_is_a_one_line_error_naming_out_and_keeps_what_was_there(tmp_path, capsys):
+    """The mean does not fit a 64 KB disk: one line naming --out, exit status 2; a checkpoint already at --out
+    and its sidecar stay as they were (the write is all or nothing), and no temporary is left."""
+    from tests.mounts import tmpfs
+
+    a, b = _policy(tmp_path / "a.pt", 1, hidden=(64, 64)), _policy(tmp_path / "b.pt", 2, hidden=(64, 64))
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        old = _policy(full / "avg.pt", 3, hidden=(4,))  # a small older checkpoint the full disk holds
+        before = {p.name: p.read_bytes() for p in full.iterdir()}
+        code, _, err = run(["average", str(a), str(b), "--out", str(old)], capsys)
+        after = {p.name: p.read_bytes() for p in full.iterdir()}
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("bobshat average: error: --out: ") and "No space" in lines[0]
+    assert after == before and sorted(before) == ["avg.pt", "avg.pt.json"]
