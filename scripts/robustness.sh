@@ -9,7 +9,7 @@
 #   INIT=fresh scripts/robustness.sh           # exploiters from fresh weights, not from the game's shipped policy
 #
 # By default every exploiter starts from the weights of its game's shipped 4-player policy (`--init`):
-# a learner from scratch spends a 20M budget learning the game (the shipped policies took 65-107M), and
+# a learner from scratch spends a 20M budget learning the game (the shipped policies' first runs took 65-107M), and
 # its margin then bounds little; one that starts as a strong player spends it on the target's weaknesses.
 # Measured: an exploiter of Bob's Hat `strong` reached +2.22 ±0.18 per hand from scratch, +5.02 ±0.17 warm from
 # the 29.5-minute policy and +5.45 ±0.17 from the policy shipped now (the mean of three legs' ends).
