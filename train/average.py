@@ -2,7 +2,7 @@
 
 Why: the ends of successive training legs of one lineage (each leg
 ``--init-from`` the one before, the learning rate started again and annealed
-to zero) lie in the same basin, and the mean of their weights plays better
+to zero) can lie in one basin, where the mean of their weights plays better
 than any of them, as stochastic weight averaging (Izmailov et al., 2018) and
 "model soups" (Wortsman et al., 2022) found for supervised networks.
 Measured on Bob's Hat 4p (``bobshat eval --layout 2v2 --deals 1000 --seed
