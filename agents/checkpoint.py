@@ -289,7 +289,10 @@ def _read_blob(path: Path) -> Any:
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise FileNotFoundError(f"no checkpoint at {where}") from None
+        from .shipped import is_bare_name, shipped_names
+
+        hint = f" (nor a shipped policy: {', '.join(shipped_names())})" if is_bare_name(str(path)) else ""
+        raise FileNotFoundError(f"no checkpoint at {where}{hint}") from None
     except OSError as err:
         raise CheckpointError(f"{where} cannot be read: {err.strerror or err}") from None
     if stat.S_ISDIR(st.st_mode):

@@ -104,6 +104,9 @@ def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
     name, options = parse_spec(spec)
     if name not in _FACTORIES:
         raise ValueError(f"unknown agent {name!r}; available: {', '.join(available())}")
+    for key in FILE_OPTIONS.get(name, ()):  # a shipped policy by its name: ppo:bobs_hat_4p
+        if key in options:
+            options[key] = _resolve_file(str(options[key]))
     for key in _RESERVED:
         if key in options:
             raise ValueError(f"agent {name!r}: {key} is not an agent option (the command or the table sets it)")
@@ -180,9 +183,20 @@ def spec_parts(spec: str) -> list[tuple[str, dict[str, Any]]]:
     return [_one_part(part) for part in parts]
 
 
+def _resolve_file(path: str) -> str:
+    """A file option as the agent reads it: a path, or a shipped policy's name (``bobs_hat_4p``) as its file.
+    The ``ppo:PATH,sample=true`` form keeps its options after the path."""
+    from .shipped import resolve_checkpoint
+
+    head, comma, tail = path.partition(",")
+    return resolve_checkpoint(head) + comma + tail
+
+
 def spec_files(spec: str) -> list[str]:
-    """The files a spec would read (checkpoints), nested parts included; ValueError if malformed."""
-    return [str(opts[key]) for name, opts in spec_parts(spec) for key in FILE_OPTIONS.get(name, ()) if key in opts]
+    """The files a spec would read (checkpoints, shipped names resolved), nested parts included; ValueError if
+    malformed."""
+    parts = spec_parts(spec)
+    return [_resolve_file(str(opts[key])) for name, opts in parts for key in FILE_OPTIONS.get(name, ()) if key in opts]
 
 
 def map_spec_files(spec: str, change: Callable[[str], str]) -> str:

@@ -52,7 +52,6 @@ import numpy as np
 
 from bobshat_env.core import rng
 
-ROOT = Path(__file__).resolve().parents[1]
 VR_STREAM = 0x5EED_A1FA  # the fresh deals' key stream: a counter no engine stream uses
 DEFAULT_FRESH = 8  # fresh deals per chance event
 REWARD_SCALE = 0.1  # the shipped policies' reward_scale (configs/*.yaml): value head x 10 = points
@@ -191,7 +190,9 @@ class PolicyValue:
 
 def shipped_value_path(game: Any) -> str | None:
     """The table's shipped checkpoint (checkpoints/<game>_<P>p.pt) if there is one."""
-    path = ROOT / "checkpoints" / f"{game.name}_{game.players}p.pt"
+    from agents.shipped import table_checkpoint
+
+    path = table_checkpoint(game.name, game.players)
     return str(path) if path.is_file() else None
 
 

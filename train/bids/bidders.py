@@ -14,7 +14,7 @@ from bobshat_env.core import rng
 from bobshat_env.games import Game
 
 SHIPPED = "shipped"  # the bidder spec of a table's shipped checkpoint
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]  # the project root: reports show paths inside it relative to it
 
 
 def _shipped(game: Game) -> tuple[Path, str | None]:
@@ -24,8 +24,9 @@ def _shipped(game: Game) -> tuple[Path, str | None]:
     one the policy learned: :func:`agents.checkpoint.check_compatible` says so.
     """
     from agents.checkpoint import check_compatible, load_checkpoint
+    from agents.shipped import table_checkpoint
 
-    path = ROOT / "checkpoints" / f"{game.name}_{game.players}p.pt"
+    path = table_checkpoint(game.name, game.players)
     if not path.is_file():
         return path, f"no shipped policy for {game.name} with {game.players} players"
     try:

@@ -447,8 +447,10 @@ class GameSession:
 # ==========================================================================
 # Agents the server will build
 def shipped_checkpoints() -> Path:
-    """The folder of the shipped policies (``checkpoints/`` beside the package, in a source checkout)."""
-    return Path(__file__).resolve().parents[3] / "checkpoints"
+    """The folder of the shipped policies (:func:`agents.shipped.shipped_checkpoints`)."""
+    from agents.shipped import shipped_checkpoints as folder
+
+    return folder()
 
 
 def tables() -> list[tuple[str, int]]:
