@@ -219,3 +219,20 @@ def test_bots_that_need_public_facts_get_them():
     env = CardGameGymEnv(players=3, hands=2, opponents=[probe, "random"])
     total, _, info = play_masked(env, 0)
     assert probe.calls > 0 and total == info["final_scores"][0]
+
+
+def test_gym_make_needs_no_prior_import_with_the_module_prefix():
+    """`gym.make("bobshat_env.gym:bobshat/OhHell-v0")` in a fresh interpreter: the prefix imports and registers."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym\n"
+        "assert 'bobshat/OhHell-v0' not in gym.registry\n"
+        "env = gym.make('bobshat_env.gym:bobshat/OhHell-v0', opponents='random')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(env.spec.id, obs.shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("bobshat/OhHell-v0 (")
