@@ -27,9 +27,17 @@ class ProgressBar:
 
     ``time_limit_s`` (0: none): the run also stops this many seconds after
     ``t0`` (``time.perf_counter``; default now); the ETA is then the earlier
-    of the two ends, and a line whose ETA the time limit sets says so
-    (``time-capped``). :meth:`status` shows what the run is doing before
-    the count moves (compiling, the first rollout).
+    of the two ends. Where the time limit ends the run first, the bar fills
+    with the time (the decision cap would leave it at a few percent when the
+    run stops) and the line says so (``time-capped``). :meth:`status` shows
+    what the run is doing before the count moves (compiling, the first
+    rollout).
+
+    The rate, and so the ETA, is measured from the first update on: the
+    start-up before it (setting up, compiling the kernels, the first
+    rollout) would make a run look many times slower than it is. Until a
+    second update gives a rate, the ETA is unknown (``--:--:--``) unless the
+    time limit sets it.
     """
 
     def __init__(
@@ -55,6 +63,7 @@ class ProgressBar:
         self._quarter = self._quarters()
         self._status = self._note = ""
         self._closed = False
+        self._since: tuple[float, int] | None = None  # (time, count) of the first update: the rate's start
 
     def _quarters(self) -> int:
         return self.done * 4 // self.total if self.total > 0 else 4
@@ -63,6 +72,7 @@ class ProgressBar:
         """Count from ``done`` (a resumed run's step, known once its checkpoint is read); the rate from there."""
         self.done = self.start = done
         self._quarter = self._quarters()
+        self._since = None
 
     def status(self, text: str) -> None:
         """Show ``text`` (what the run is doing now) at once, and after the bar until the count moves."""
@@ -80,9 +90,11 @@ class ProgressBar:
         self.done += n
         if note:
             self._status, self._note = "", note
+        now = time.perf_counter()
+        if self._since is None and self.done > self.start:
+            self._since = (now, self.done)
         if not self.enabled:
             return
-        now = time.perf_counter()
         finished = self.done >= self.total
         text = self._status or self._note
         if self.tty:
@@ -96,10 +108,18 @@ class ProgressBar:
             self.stream.write(self.line(now, text) + "\n")
             self.stream.flush()
 
+    def rate(self, now: float) -> float:
+        """Counts per second since the first update (0.0 until a later moment gives one)."""
+        if self._since is None or now <= self._since[0]:
+            return 0.0
+        return (self.done - self._since[1]) / (now - self._since[0])
+
     def eta(self, now: float) -> tuple[float, bool]:
-        """(seconds left, whether the time limit sets them) at time ``now``."""
-        rate = (self.done - self.start) / max(now - self.t0, 1e-9)
+        """(seconds left, whether the time limit sets them) at time ``now``; inf while the rate is unknown."""
+        rate = self.rate(now)
         eta = max(self.total - self.done, 0) / rate if rate > 0 else math.inf
+        if self.done >= self.total > 0:
+            eta = 0.0
         if self.time_limit_s > 0:
             left = max(self.time_limit_s - (now - self.t0), 0.0)
             if left < eta:
@@ -112,14 +132,19 @@ class ProgressBar:
         # (the summary printed at the end gives the exact count)
         shown = min(self.done, self.total) if self.total > 0 else self.done
         frac = shown / self.total if self.total > 0 else 1.0
-        rate = (self.done - self.start) / max(now - self.t0, 1e-9)
         eta, capped = self.eta(now)
         eta_s = _clock(eta) if math.isfinite(eta) else "--:--:--"
-        if capped:
+        label = f" {self.label}" if self.label else ""
+        count = f"{shown:,}/{self.total:,}{label}"
+        if capped:  # the time limit ends the run: progress is the time spent of it
+            spent = min(max(now - self.t0, 0.0), self.time_limit_s)
+            frac = spent / self.time_limit_s
+            count = f"{_clock(spent)}/{_clock(self.time_limit_s)} (time limit), {self.done:,}{label}"
             eta_s += f" (time-capped at {self.time_limit_s / 60:g} min)"
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        label = f" {self.label}" if self.label else ""
-        text = f"[{bar}] {frac:6.1%} {shown:,}/{self.total:,}{label} {rate:,.0f}/s ETA {eta_s}"
+        rate = self.rate(now)
+        rate_s = f"{rate:,.0f}/s" if rate > 0 else "--/s"
+        text = f"[{bar}] {frac:6.1%} {count} {rate_s} ETA {eta_s}"
         return f"{text} {note}" if note else text
 
     def close(self) -> None:
