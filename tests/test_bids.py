@@ -233,6 +233,14 @@ def test_bad_inputs_are_clear_errors(monkeypatch, tmp_path):
         decision_values(game, st, "strong")
 
 
+def test_the_progress_bar_says_its_games_are_deals_times_bidders(capsys):
+    """`bids --deals 2` with two bidders showed "4 games" with nothing to say why."""
+    argv = ["bids", "--game", "oh_hell", "--deal-style", "short_low", "--bidders", "simple,random", "--play", "strong"]
+    assert main([*argv, "--deals", "2", "--worlds", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "/4 games (2 deals x 2 bidders)" in err, err
+
+
 def test_cli_runs_and_refuses_bad_arguments(tmp_path, capsys):
     out, png = tmp_path / "bids.json", tmp_path / "bids.png"
     argv = ["bids", "--game", "oh_hell", "--deal-style", "short_low", "--bidders", "simple", "--play", "strong"]

@@ -275,7 +275,9 @@ def measure(
         for i, d0 in enumerate(starts)
     ]  # fmt: skip
     t0 = time.perf_counter()
-    results = _run_chunks(chunks, deals * len(bidders), workers, mp_context, progress)
+    # every bidder plays every deal: the bar counts games and says so (--deals 20 with 2 bidders is 40 games)
+    label = f"games ({deals:,} deals x {len(bidders)} bidders)"
+    results = _run_chunks(chunks, deals * len(bidders), label, workers, mp_context, progress)
     seconds = time.perf_counter() - t0
     results.sort(key=lambda r: (bidders.index(r.bidder), r.index))
     decisions = {b: Decisions.concat([r.dec for r in results if r.bidder == b]) for b in bidders}
@@ -314,9 +316,11 @@ def measure(
     return BidsResult(game, table, decisions)
 
 
-def _run_chunks(chunks: list[_Chunk], games: int, workers: int, mp_context: str, progress: bool) -> list[_ChunkResult]:
+def _run_chunks(
+    chunks: list[_Chunk], games: int, label: str, workers: int, mp_context: str, progress: bool
+) -> list[_ChunkResult]:
     """Play and value the chunks here or over ``workers`` processes (:func:`train.pool.run_chunks`), in any order."""
-    bar = ProgressBar(games, "games", enabled=progress)
+    bar = ProgressBar(games, label, enabled=progress)
     results: list[_ChunkResult] = []
 
     def landed(ch: _Chunk, r: _ChunkResult) -> None:
