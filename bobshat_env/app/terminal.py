@@ -89,8 +89,9 @@ class PlayResult:
 
     @property
     def exit_code(self) -> int:
-        """0 for a finished game or ``quit``; 130 for Ctrl-C or end of input."""
-        return 0 if self.how in ("finished", "quit") else 130
+        """0 for a finished game, ``quit`` or the end of the input (a pipe that ran out: a way to stop, not a
+        failure); 130 for Ctrl-C, as the shell gives for SIGINT."""
+        return 130 if self.how == "interrupt" else 0
 
 
 # ==========================================================================
@@ -280,7 +281,8 @@ class TerminalGame:
                 hands += self._report(snap, action, res, state)
         except _Quit as q:
             self.say()
-            self.say("Game abandoned: nothing saved." if q.how != "quit" else "You left the game: nothing saved.")
+            left = {"quit": "You left the game", "eof": "End of input: the game stops here"}
+            self.say(f"{left.get(q.how, 'Game abandoned')}: nothing saved.")
             return PlayResult(False, state.scores[0].astype(int).tolist(), how=q.how, hands=hands, seed=self.seed)
         except KeyboardInterrupt:
             self.say()
