@@ -11,8 +11,10 @@ import asyncio
 import io
 import json
 import random
+import signal
 import socket
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -602,3 +604,35 @@ def test_move_error_is_what_the_terminal_says():
     legal = game.legal_action_mask(state)[0]
     with pytest.raises(MoveError, match="it is the bidding"):
         game.play_text().parse("QS", state, int(state.cur[0]), legal)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_serve_says_when_it_stops(tmp_path, sig):
+    """A real `bobshat serve` stopped by Ctrl-C or SIGTERM says it stopped (it went quiet, as if hung)."""
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "bobshat_env.app", "serve", "--port", str(port), "--records-dir", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith(f"bobshat serve: open http://127.0.0.1:{port}/"), first + proc.stderr.read()
+        deadline = time.monotonic() + 60
+        while True:  # until uvicorn listens: its signal handlers are in place by then
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    # uvicorn stops gracefully, then raises the signal again: Ctrl-C is the CLI's 130, SIGTERM the signal's status
+    assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM), err
+    assert out.strip().splitlines()[-1] == f"bobshat serve: stopped (the records of finished games are in {tmp_path})"
+    assert "Traceback" not in err

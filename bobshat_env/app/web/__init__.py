@@ -15,7 +15,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ...config import ConfigError
 
@@ -118,6 +118,16 @@ def serve(
             file=out,
         )
     print(f"bobshat serve: open http://{shown}:{port}/  (records in {folder}; Ctrl-C stops)", file=out, flush=True)
+    stopped = f"bobshat serve: stopped (the records of finished games are in {folder})"
+
+    class Server(uvicorn.Server):
+        """Says when it has stopped: a server that just goes quiet looks hung. Said at the end of the graceful
+        shutdown, since uvicorn then raises the signal that stopped it again (Ctrl-C: 130, SIGTERM: killed)."""
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            print(stopped, file=out, flush=True)
+
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
-    uvicorn.Server(config).run()
+    Server(config).run()  # until Ctrl-C or SIGTERM, which uvicorn takes for a graceful stop
     return 0
