@@ -310,6 +310,7 @@ class Table:
         kind = self.chance_kind()
         if outcome not in dict(self.chance_outcomes()):
             raise ValueError(f"{outcome} is not an outcome of this chance node ({kind})")
+        self.rewards = np.zeros(self.P)  # nobody scores on a chance outcome
         if kind == _DEALER:
             self.start(outcome)
             return
