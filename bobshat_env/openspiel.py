@@ -32,9 +32,10 @@ Chance                 the first dealer, if ``first_dealer=-1`` (a seat, each
                        Hell's turned trump card (any card not dealt)
 Actions                the core's flat space (``N_ACTIONS``: cards first)
 Returns                the sum of the hands' scores so far; ``rewards()`` is
-                       the scores of the hand the last action ended
-                       (general sum; per-hand bounds from the core's
-                       ``score_bounds``)
+                       the scores of the hand the last decision ended, kept
+                       through the next deal's chance nodes (OpenSpiel sums
+                       rewards at decision nodes and at the end); general
+                       sum, per-hand bounds from the core's ``score_bounds``
 =====================  ======================================================
 
 What each string and tensor gives (``make_py_observer``):
@@ -310,7 +311,6 @@ class Table:
         kind = self.chance_kind()
         if outcome not in dict(self.chance_outcomes()):
             raise ValueError(f"{outcome} is not an outcome of this chance node ({kind})")
-        self.rewards = np.zeros(self.P)  # nobody scores on a chance outcome
         if kind == _DEALER:
             self.start(outcome)
             return

@@ -136,12 +136,14 @@ def test_clone_pickle_and_returns_as_openspiel_checks_them(name, params):
         if steps >= next_check:
             _check_state(state, game)
             next_check *= 2
+        if not state.is_chance_node():
+            total += state.rewards()  # OpenSpiel's accounting: rewards summed at decisions and at the end
         action = _random_action(state, r)
         clone = state.clone()
         state.apply_action(action)
         clone.apply_action(action)
         assert str(clone) == str(state)
-        total += state.rewards()
+    total += state.rewards()
     assert state.legal_actions() == [] and all(state.legal_actions(p) == [] for p in range(game.num_players()))
     assert state.returns() == total.tolist() == [state.player_return(p) for p in range(game.num_players())]
     assert all(game.min_utility() <= u <= game.max_utility() for u in state.returns())
@@ -433,8 +435,17 @@ def test_nfsp_runs_on_both_games():
         size, n_actions = env.observation_spec()["info_state"][0], env.action_spec()["num_actions"]
         assert size == game.information_state_tensor_size()
         agents = [
-            nfsp.NFSP(p, size, n_actions, [16], reservoir_buffer_capacity=50, anticipatory_param=0.1, batch_size=4,
-                      min_buffer_size_to_learn=4, learn_every=4)  # fmt: skip
+            nfsp.NFSP(
+                p,
+                size,
+                n_actions,
+                [16],
+                reservoir_buffer_capacity=50,
+                anticipatory_param=0.1,
+                batch_size=4,
+                min_buffer_size_to_learn=4,
+                learn_every=4,
+            )  # fmt: skip
             for p in range(game.num_players())
         ]
         for _ in range(3):
