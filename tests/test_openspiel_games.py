@@ -100,6 +100,21 @@ def test_a_bad_parameter_is_one_clear_line(name, params, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
+def test_an_outcome_or_action_not_offered_is_refused_changing_nothing():
+    game = pyspiel.load_game("python_oh_hell", {"players": 3, "single_hand": 9})
+    state = game.new_initial_state()
+    state.apply_action(5)
+    before = (str(state), state.history())
+    with pytest.raises(ValueError, match="5 is not an outcome of this chance node"):
+        state.apply_action(5)  # already dealt
+    assert (str(state), state.history()) == before
+    state = _play(state, np.random.default_rng(0), stop=lambda s: not s.is_chance_node())
+    before = (str(state), state.history())
+    with pytest.raises(ValueError, match="illegal"):
+        state.apply_action(52 + 3)  # a bid of 3 tricks in a 2-card hand
+    assert (str(state), state.history()) == before and state.legal_actions() == [52, 53, 54]
+
+
 # --------------------------------------------------------------------------
 # OpenSpiel's checks
 @pytest.mark.parametrize("name, params", SIM_CASES, ids=lambda x: x if isinstance(x, str) else repr(x))
