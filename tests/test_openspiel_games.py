@@ -13,6 +13,7 @@ dealt hand, where it must equal a plain expectimax.
 
 from __future__ import annotations
 
+import ast
 import pickle
 import re
 from pathlib import Path
@@ -470,6 +471,35 @@ def test_nfsp_runs_on_both_games():
             for agent in agents:
                 agent.step(step)
         assert len(step.rewards) == game.num_players()
+
+
+# --------------------------------------------------------------------------
+# Only the adapter imports OpenSpiel at module level
+def _top_level_imports(source: str) -> set[str]:
+    out = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):  # a relative one (from . import openspiel) by its own parts
+            base = node.module or ""
+            out |= {base} | {f"{base}.{a.name}".lstrip(".") for a in node.names}
+    return out
+
+
+def test_nothing_else_imports_openspiel_at_module_level():
+    """``import bobshat_env`` (and every other module) must work without OpenSpiel: pyspiel is a dev extra."""
+    assert "pyspiel" in _top_level_imports((ROOT / "bobshat_env" / "openspiel.py").read_text())
+    assert "bobshat_env.openspiel" in _top_level_imports("from bobshat_env import openspiel\n")
+    assert "openspiel" in _top_level_imports("from . import openspiel\n")
+    bad = []
+    for pkg in ("bobshat_env", "agents", "train", "benchmarks", "examples", "scripts"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            if path == ROOT / "bobshat_env" / "openspiel.py":
+                continue
+            found = _top_level_imports(path.read_text(encoding="utf-8"))
+            if any(m.split(".")[0] in ("pyspiel", "open_spiel") or "openspiel" in m.split(".") for m in found):
+                bad.append(str(path.relative_to(ROOT)))
+    assert bad == []
 
 
 # --------------------------------------------------------------------------
