@@ -61,7 +61,9 @@ Public-only and all-players observers are the ``public`` and ``full`` views.
 What OpenSpiel's algorithms find here: CFR, exploitability and best
 responses walk the whole tree, which at full size is far beyond reach
 (the deal alone); they need the small variants. Sampling methods (outcome
-and external sampling MCCFR), NFSP and the Python ISMCTS bot run as they are.
+and external sampling MCCFR; external sampling walks every action of the
+traverser, so only small hands suit it), NFSP and the Python ISMCTS bot run
+as they are.
 The Python ISMCTS bot needs ``resample_from_infostate``, which the Python
 game API has no slot for: :class:`CardGameState` provides it as a Python
 method (a uniform deal consistent with the player's cards, the cards played
