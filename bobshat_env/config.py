@@ -99,6 +99,11 @@ class BobsHatConfig:
         """Cards dealt to each player in the last (largest) hand."""
         return bh_hand_size(self.hands - 1)
 
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        """Cards per player in each hand, in order (Oh Hell's config answers the same question)."""
+        return tuple(bh_hand_size(h) for h in range(self.hands))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

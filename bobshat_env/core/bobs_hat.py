@@ -539,6 +539,20 @@ DECK = BOBS_HAT_DECK
 card_str = bh_card_str  # card id -> notation ("blue14")
 parse_card = bh_parse_card  # notation -> card id; ValueError otherwise
 ROLE_CARDS = BH_IS_HAT_CARD  # (60,) bool: cards with a trick role of their own (they carry Bob's Hat)
+TRUMP_TURNED = False  # the trump is one of the four trump cards, drawn on its own before the deal
+N_TRUMPS = 4  # blue, red, black, none: deal() takes the index
+
+
+def score_bounds(cfg: BobsHatConfig, hand_size: int) -> tuple[int, int]:
+    """(low, high) bounds on one seat's score in a hand of ``hand_size`` cards (OpenSpiel's utility range).
+
+    A seat takes at most every card dealt: three most bids made score at most
+    ``15 + cards``, fewest ``hand_size`` (double: twice), the hat 10; the low end
+    misses all of them (negative scoring also takes away the cards counted).
+    """
+    cards = cfg.players * hand_size
+    fewest = (2 if cfg.double_fewest else 1) * hand_size
+    return -15 - (cards if cfg.negative_scoring else 0) - fewest - 10, 15 + cards + fewest + 10
 
 
 def deal_attempt(state: State) -> np.ndarray:

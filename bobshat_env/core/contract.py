@@ -36,6 +36,10 @@ class GameRules(Protocol):
     N_ACTIONS: int  # the flat discrete action space
     BID_BASE: int  # the first bid action
     ROLE_CARDS: np.ndarray  # (N_CARDS,) bool: cards with a role of their own in a trick (Bob's Hat: the hat cards)
+    # how chance draws a hand's trump: True, the card turned from the deck after the deal (any card not dealt;
+    # ``deal`` takes its card id); False, one of ``N_TRUMPS`` values on its own, each equally likely (``deal`` takes it)
+    TRUMP_TURNED: bool
+    N_TRUMPS: int
 
     # -- phases (a state's ``phase`` values); games may have more (Bob's Hat's HAT)
     BID: int
@@ -86,6 +90,9 @@ class GameRules(Protocol):
 
     def random_deal(self, cfg: Any, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None) -> tuple:
         """The chance of a hand's deal, a pure function of (key, hand number, attempt): (trump, hands)."""
+
+    def score_bounds(self, cfg: Any, hand_size: int) -> tuple[int, int]:
+        """(low, high): no seat scores less or more in one hand of ``hand_size`` cards (bounds, not always reached)."""
 
     def role_holder(self, state: Any) -> np.ndarray:
         """(B,) the seat holding the role ``ROLE_CARDS`` carry now (Bob's Hat: the hat), -1 none."""

@@ -477,6 +477,15 @@ DECK = OH_HELL_DECK
 card_str = oh_card_str  # card id -> notation ("QS")
 parse_card = oh_parse_card  # notation -> card id; ValueError otherwise
 ROLE_CARDS = np.zeros(N_CARDS, dtype=bool)  # no card has a trick role of its own
+TRUMP_TURNED = True  # the trump is the suit of the card turned from the deck after the deal
+N_TRUMPS = 4  # the suits: deal() takes the turned card's id
+
+
+def score_bounds(cfg: OhHellConfig, hand_size: int) -> tuple[int, int]:
+    """(low, high) one seat can score in a hand of ``hand_size`` tricks (OpenSpiel's utility range)."""
+    if cfg.scoring == "negative":  # made: 10; missed by k tricks: -10 k
+        return -MADE_BONUS * hand_size, MADE_BONUS
+    return 0, hand_size + MADE_BONUS  # positive and neutral: 0 up to every trick and the bonus
 
 
 def deal_attempt(state: State) -> np.ndarray:
