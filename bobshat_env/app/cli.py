@@ -486,23 +486,26 @@ def _eval_parser(sub: Any) -> None:
     p.add_argument(
         "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
     )
-    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=8, help="fresh deals per chance event (default 8)")
+    # the --vr-* defaults are None, so that one given without --variance-reduction is refused (cli_eval)
+    p.add_argument(
+        "--vr-fresh", type=int_range(1, 1024), default=None, help="fresh deals per chance event (default 8)"
+    )
     p.add_argument(
         "--vr-decisions",
         choices=("bids", "all", "none"),
-        default="bids",
+        default=None,
         help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
         "all (card play too, slower), none (default bids)",
     )
     p.add_argument(
         "--vr-proxy",
-        default="auto",
+        default=None,
         metavar="SPECS",
         help="multi-fidelity control variate: every deal also played by cheap proxies of the agents (auto: pimc "
         "and search with 1/8 of their worlds, used when an agent has one; none; or one spec per distinct agent)",
     )
     p.add_argument(
-        "--vr-proxy-fresh", type=int_range(1, 1024), default=4, help="the proxies' fresh deals per deal (default 4)"
+        "--vr-proxy-fresh", type=int_range(1, 1024), default=None, help="the proxies' fresh deals per deal (default 4)"
     )
     p.set_defaults(func=cmd_eval)
 
