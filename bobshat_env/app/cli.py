@@ -487,9 +487,7 @@ def _eval_parser(sub: Any) -> None:
         "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
     )
     # the --vr-* defaults are None, so that one given without --variance-reduction is refused (cli_eval)
-    p.add_argument(
-        "--vr-fresh", type=int_range(1, 1024), default=None, help="fresh deals per chance event (default 8)"
-    )
+    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=None, help="fresh deals per chance event (default 8)")
     p.add_argument(
         "--vr-decisions",
         choices=("bids", "all", "none"),
