@@ -36,3 +36,48 @@ def test_eval_refuses_vr_options_without_variance_reduction(vr, extra, flag, cap
     assert main([*argv, *vr, *extra]) == 2
     err = _one_line_error(capsys, flag)
     assert "--variance-reduction" in err
+
+
+# --------------------------------------------------------------------------
+# bids: the variance-reduced section, when it is left out, says why; wide numbers stay apart
+_BIDS = ["bids", "--deals", "2", "--worlds", "1", "--play", "strong", "--quiet"]
+
+
+def test_bids_without_a_bidder_of_known_probabilities_says_why(capsys):
+    assert main([*_BIDS, "--bidders", "pimc:worlds=2"]) == 0
+    out = capsys.readouterr().out
+    assert "variance reduction: no reduced estimate here: no bidder has known probabilities" in out
+    assert main([*_BIDS, "--bidders", "pimc:worlds=2", "--no-variance-reduction"]) == 0  # asked off: no line
+    assert "variance reduction" not in capsys.readouterr().out
+
+
+def test_bids_with_one_deal_says_the_interval_needs_two(capsys):
+    argv = [*_BIDS, "--bidders", "random"]
+    argv[argv.index("--deals") + 1] = "1"
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "variance-reduced (decision terms" in out
+    assert "(one deal: no interval and no variance factor, which need 2 deals or more)" in out
+
+
+def _scaled(x, by: float):
+    """Every float of a JSON document times ``by`` (ints, bools and strings kept)."""
+    if isinstance(x, dict):
+        return {k: _scaled(v, by) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_scaled(v, by) for v in x]
+    return x * by if isinstance(x, float) else x
+
+
+@pytest.mark.parametrize("game", ["bobs_hat", "oh_hell"])
+def test_bids_table_keeps_wide_numbers_apart(game):
+    import re
+
+    from bobshat_env.games import make_game
+    from train.bids import format_report, measure, report_json
+
+    r = measure(make_game(game, players=4), ["random", "simple"], 3, seed=1, worlds=1, play="strong")
+    text = format_report(_scaled(report_json([r]), 1000.0))  # intervals of 100 and more everywhere
+    run_together = re.compile(r"\.\d{3}[+\-]?\d|\.\d{2}[+\-]\d|%[+\-\d]")  # +13.000235.065, 12.34+5.00, 9.1%12
+    bad = [line for line in text.splitlines() if run_together.search(line)]
+    assert not bad, "\n".join(bad)
