@@ -81,3 +81,67 @@ def test_bids_table_keeps_wide_numbers_apart(game):
     run_together = re.compile(r"\.\d{3}[+\-]?\d|\.\d{2}[+\-]\d|%[+\-\d]")  # +13.000235.065, 12.34+5.00, 9.1%12
     bad = [line for line in text.splitlines() if run_together.search(line)]
     assert not bad, "\n".join(bad)
+
+
+# --------------------------------------------------------------------------
+# serve: a move body that contradicts itself; a full server makes room instead of locking everyone out
+_BH_1HAND = {"game": "bobs_hat", "players": "4", "hands": "1", "opponents": "random,random,random", "seat": "0"}
+
+
+def _client(tmp_path, **kwargs):
+    pytest.importorskip("starlette", reason="the web extra is not installed: pip install -e '.[web]'")
+    pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
+    from starlette.testclient import TestClient
+
+    from bobshat_env.app.web.app import create_app
+
+    app = create_app(tmp_path, **kwargs)
+    return app, TestClient(app, base_url="http://127.0.0.1")
+
+
+def _new(client) -> dict:
+    r = client.post("/api/games", json=_BH_1HAND)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def test_serve_refuses_a_move_whose_action_and_notation_disagree(tmp_path):
+    _, client = _client(tmp_path)
+    with client:
+        view = _new(client)
+        assert view["your_turn"] and len(view["moves"]) >= 2
+        one, other = view["moves"][0], view["moves"][1]
+        body = {"move": one["name"], "action": other["action"], "turn": view["turn"]}
+        r = client.post(f"/api/games/{view['id']}/move", json=body)
+        assert r.status_code == 400, r.text
+        assert "disagree" in r.json()["error"] and one["name"] in r.json()["error"]
+        assert client.get(f"/api/games/{view['id']}").json()["turn"] == view["turn"]  # nothing applied
+        body = {"move": one["name"], "action": one["action"], "turn": view["turn"]}  # both, agreeing: fine
+        r = client.post(f"/api/games/{view['id']}/move", json=body)
+        assert r.status_code == 200 and r.json()["turn"] == view["turn"] + 1
+
+
+def test_a_full_server_drops_the_longest_idle_game_that_never_got_a_move(tmp_path):
+    from tests.test_web import Clock
+
+    clock = Clock()
+    app, client = _client(tmp_path, max_games=3, clock=clock, sweep_every=3600)
+    with client:
+        played = _new(client)  # the person at the page: a move made
+        r = client.post(f"/api/games/{played['id']}/move", json={"move": played["moves"][0]["name"]})
+        assert r.status_code == 200
+        flood = []
+        for _ in range(2):
+            clock.now += 1
+            flood.append(_new(client)["id"])
+        for _ in range(5):  # a client filling the server: each new game replaces the oldest unmoved one
+            clock.now += 1
+            flood.append(_new(client)["id"])
+        assert len(app.state.store) == 3
+        assert client.get(f"/api/games/{played['id']}").status_code == 200  # never dropped
+        assert [client.get(f"/api/games/{g}").status_code for g in flood] == [404] * 5 + [200] * 2
+        for g in flood[-2:]:  # every game has a move now: nothing may be dropped, so the server is full
+            view = client.get(f"/api/games/{g}").json()
+            assert client.post(f"/api/games/{g}/move", json={"move": view["moves"][0]["name"]}).status_code == 200
+        r = client.post("/api/games", json=_BH_1HAND)
+        assert r.status_code == 503 and "3 games in play" in r.json()["error"]

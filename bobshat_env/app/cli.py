@@ -597,7 +597,13 @@ def _serve_parser(sub: Any) -> None:
         default=1800.0,
         help="seconds before an abandoned game is dropped (1 to 604800, default 1800)",
     )
-    p.add_argument("--max-games", type=int_range(1, 10_000), default=100, help="games in play at once (default 100)")
+    p.add_argument(
+        "--max-games",
+        type=int_range(1, 10_000),
+        default=100,
+        help="games in play at once (default 100); when full, a new game replaces the one idle longest that "
+        "never got a move",
+    )
     p.add_argument(
         "--max-upload-mb",
         type=float_range(0.001, 1024.0),
