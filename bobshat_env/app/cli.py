@@ -663,7 +663,7 @@ def _exploit_parser(sub: Any) -> None:
         "--config", default=None, help="PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)"
     )
     p.add_argument(
-        "--total-decisions", type=int_range(0), default=None, help="table decisions to train for (default: preset)"
+        "--total-decisions", type=int_range(1), default=None, help="table decisions to train for (default: preset)"
     )
     p.add_argument(
         "--time-limit-min",
