@@ -486,23 +486,24 @@ def _eval_parser(sub: Any) -> None:
     p.add_argument(
         "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
     )
-    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=8, help="fresh deals per chance event (default 8)")
+    # the --vr-* defaults are None, so that one given without --variance-reduction is refused (cli_eval)
+    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=None, help="fresh deals per chance event (default 8)")
     p.add_argument(
         "--vr-decisions",
         choices=("bids", "all", "none"),
-        default="bids",
+        default=None,
         help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
         "all (card play too, slower), none (default bids)",
     )
     p.add_argument(
         "--vr-proxy",
-        default="auto",
+        default=None,
         metavar="SPECS",
         help="multi-fidelity control variate: every deal also played by cheap proxies of the agents (auto: pimc "
         "and search with 1/8 of their worlds, used when an agent has one; none; or one spec per distinct agent)",
     )
     p.add_argument(
-        "--vr-proxy-fresh", type=int_range(1, 1024), default=4, help="the proxies' fresh deals per deal (default 4)"
+        "--vr-proxy-fresh", type=int_range(1, 1024), default=None, help="the proxies' fresh deals per deal (default 4)"
     )
     p.set_defaults(func=cmd_eval)
 
@@ -596,7 +597,13 @@ def _serve_parser(sub: Any) -> None:
         default=1800.0,
         help="seconds before an abandoned game is dropped (1 to 604800, default 1800)",
     )
-    p.add_argument("--max-games", type=int_range(1, 10_000), default=100, help="games in play at once (default 100)")
+    p.add_argument(
+        "--max-games",
+        type=int_range(1, 10_000),
+        default=100,
+        help="games in play at once (default 100); when full, a new game replaces the one idle longest that "
+        "never got a move",
+    )
     p.add_argument(
         "--max-upload-mb",
         type=float_range(0.001, 1024.0),
@@ -656,7 +663,7 @@ def _exploit_parser(sub: Any) -> None:
         "--config", default=None, help="PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)"
     )
     p.add_argument(
-        "--total-decisions", type=int_range(0), default=None, help="table decisions to train for (default: preset)"
+        "--total-decisions", type=int_range(1), default=None, help="table decisions to train for (default: preset)"
     )
     p.add_argument(
         "--time-limit-min",

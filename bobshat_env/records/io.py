@@ -19,9 +19,32 @@ import numpy as np
 
 from ..paths import AtomicFile, append_lines, replace_bytes
 
+# The longest line a records file may hold, in bytes. A record is a whole game on one line; the longest
+# legal game is Where's Bob's Hat? with 3 players and 16 hands (5 to 20 cards each, notation such as
+# "black20"): about 22 KB with short agent names (tests/test_bounded_input.py measures it). Agent specs that
+# name checkpoint paths, and the hands dealt again after reneges (renege mode), add tens of KB at most in
+# any real game. 4 MiB is some 190 times the longest game, so no real record comes near it, while a file
+# that is no records file (a binary, /dev/zero: no line break at all) is refused after reading 4 MiB,
+# instead of being read whole into memory as one line.
+MAX_RECORD_LINE = 4 * 1024 * 1024
+
 
 class RecordFormatError(ValueError):
     """A records file that cannot be read (bad JSON, not an object); the message names the line."""
+
+
+class RecordLineTooLong(RecordFormatError):
+    """A line longer than :data:`MAX_RECORD_LINE`: no record is that long, and reading on would hold it all.
+
+    Unlike a bad line it ends the reading (the next line's start is not known
+    without reading the rest of this one); ``line`` is its number.
+    """
+
+    def __init__(self, line: int, limit: int) -> None:
+        super().__init__(
+            f"line {line} is longer than {limit:,} bytes, far more than any game's record: not a records file?"
+        )
+        self.line = line
 
 
 def _jsonable(x: Any) -> Any:
@@ -107,7 +130,8 @@ def read_records(source: str | os.PathLike | bytes) -> Iterator[tuple[int, dict 
     ``(line, None, why)`` for each line that is not a record, as ``bobshat replay`` reads them.
 
     Unlike :func:`read_jsonl` it goes on past a bad line, for listing a file's
-    records (``bobshat serve``); blank lines are skipped.
+    records (``bobshat serve``); blank lines are skipped. A line longer than
+    :data:`MAX_RECORD_LINE` raises :class:`RecordLineTooLong`.
     """
     if isinstance(source, bytes):
         return _iter_file(io.BytesIO(source))
@@ -120,9 +144,30 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any, str | None]]
         yield from _iter_file(f)
 
 
+def bounded_lines(f: Any, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of each line of an open binary file; a line over ``limit`` bytes (its line break
+    aside; default :data:`MAX_RECORD_LINE`) raises :class:`RecordLineTooLong` after at most ``limit + 1``
+    bytes of it are read.
+
+    The one line reader of records files (``replay``, ``imitate``, ``serve``'s
+    listing): iterating a file object reads a line whole, however long, so a
+    file with no line break (``/dev/zero``) would take all memory.
+    """
+    limit = MAX_RECORD_LINE if limit is None else int(limit)
+    n = 0
+    while True:
+        raw = f.readline(limit + 1)
+        if not raw:
+            return
+        n += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            raise RecordLineTooLong(n, limit)
+        yield n, raw
+
+
 def _iter_file(f: Any) -> Iterator[tuple[int, Any, str | None]]:
     """The records of an open binary file, line by line (see :func:`read_records`)."""
-    for n, raw in enumerate(f, start=1):
+    for n, raw in bounded_lines(f):
         if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         try:

@@ -298,6 +298,7 @@ def measure(
             "playouts": (playouts or SAMPLING_PLAYOUTS) if sampling else 1,
             "hands_per_game": int(game.config.hands),
             "batch_size": batch_size,
+            "variance_reduction": bool(variance_reduction),
             "bidders": reports,
             "pairwise": pairwise,
             "run": {
