@@ -297,8 +297,8 @@ class TerminalGame:
 
         try:
             write_jsonl(self.save, [record], append=True)
-        except OSError as err:
-            self.say(f"Could not save the game to {self.save}: {err.strerror or err}.")
+        except (OSError, ValueError) as err:  # ValueError: the file is no longer records (replaced meanwhile)
+            self.say(f"Could not save the game to {self.save}: {getattr(err, 'strerror', None) or err}.")
         else:
             self.say(f"Game saved to {self.save} (check it with: bobshat replay {self.save}).")
             return self.save
