@@ -252,3 +252,123 @@ def test_distinct_outputs_and_inputs_still_run(tmp_path, monkeypatch, capsys, re
         assert main(argv) == 0, capsys.readouterr().err
     assert len(Path("r.jsonl").read_text().splitlines()) == 2
     assert json.loads(Path("e.jsonl").read_text().splitlines()[0])["game"] == "bobs_hat"
+
+
+# --------------------------------------------------------------------------
+# Records go only to a new or empty file, or one of records
+@pytest.mark.parametrize(
+    "argv, kind",
+    [
+        (["simulate", "--hands", "1", "--games", "2", "--records", "in/p.pt"], "a torch checkpoint (zip archive)"),
+        (["eval", "--hands", "1", "--deals", "1", "--quiet", "--records", "in/p.pt.json"],
+         "JSON that is not a game record"),
+        (["play", "--seed", "1", "--save", "in/blob.bin"], "binary data"),
+        (["simulate", "--hands", "1", "--games", "2", "--records", "in/expert.yaml"], "text that is not a game record"),
+        (["eval", "--hands", "1", "--deals", "1", "--quiet", "--records", "in/old.png"], "a PNG image"),
+        (["serve", "--port", "0", "--records-dir", "served"], "a torch checkpoint (zip archive)"),
+    ],
+    ids=["simulate-checkpoint", "eval-sidecar", "play-binary", "simulate-yaml", "eval-png", "serve-checkpoint"],
+)  # fmt: skip
+def test_records_are_not_written_over_a_file_that_is_not_records(
+    argv, kind, tmp_path, monkeypatch, capsys, stubbed, records_file
+):
+    """``simulate --records`` over a checkpoint left it "not a torch zip archive"; ``eval --records`` over a
+    sidecar left it no longer JSON. Now one line saying what the file appears to be, before any game."""
+    _setup(tmp_path, records_file)
+    (tmp_path / "in/blob.bin").write_bytes(bytes(range(256)) * 4)
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    code, err = run_refused(argv, capsys)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and f"appears to be {kind}, not game records" in err, err
+    assert snapshot(tmp_path) == before
+
+
+def test_appending_records_checks_the_file_each_time(tmp_path, records_file):
+    """write_jsonl(append=True), what ``play --save`` and the web server's records use: onto records, an empty
+    file, a new one or /dev/null it appends; onto anything else it raises and leaves the file as it was."""
+    from bobshat_env.paths import OutputPathError
+    from bobshat_env.records import write_jsonl
+
+    record = json.loads(records_file.read_text().splitlines()[0])
+    records = tmp_path / "r.jsonl"
+    shutil.copyfile(records_file, records)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for path in (records, empty, tmp_path / "new.jsonl", Path(os.devnull)):
+        assert write_jsonl(path, [record], append=True) == 1
+    assert len(records.read_text().splitlines()) == 4 and len(empty.read_text().splitlines()) == 1
+    checkpoint = tmp_path / "p.pt"
+    shutil.copyfile(SHIPPED, checkpoint)
+    before = checkpoint.read_bytes()
+    with pytest.raises(OutputPathError, match=r"appears to be a torch checkpoint \(zip archive\)"):
+        write_jsonl(checkpoint, [record], append=True)
+    assert checkpoint.read_bytes() == before
+
+
+def test_what_a_file_appears_to_be(tmp_path, records_file):
+    """records_file_problem: None where records may go (blank lines and a byte-order mark first, a first line
+    longer than what is read that begins like a record); otherwise what the file is."""
+    from bobshat_env.records.io import HEAD_BYTES, records_file_problem
+
+    line = records_file.read_bytes().splitlines()[0]
+    cases = {
+        "blank-first.jsonl": (b"\n\n  \n" + line + b"\n", None),
+        "bom.jsonl": (b"\xef\xbb\xbf" + line + b"\n", None),
+        "no-newline.jsonl": (line, None),
+        "long.jsonl": (b'{"game":"oh_hell","format":1,"pad":"' + b"x" * HEAD_BYTES + b'"}\n', None),
+        "long-text.txt": (b"x" * (HEAD_BYTES + 10), "text that is not a game record"),
+        "one-line-meta.json": (b'{"game":"bobs_hat","players":4}\n', "JSON that is not a game record"),
+        "list.json": (b"[1, 2]\n", "JSON that is not a game record"),
+        "zip.zip": (b"PK\x03\x04" + b"\x00" * 40 + b"notes.txt", "a zip archive"),
+        "pickle.pt": (b"\x80\x02}q\x00.", "a pickle (an old torch checkpoint?)"),
+        "latin1.txt": ("café\n".encode("latin-1"), "binary data"),
+        "nul.txt": (b"abc\x00def\n", "binary data"),
+        "blank.txt": (b"\n\n", None),
+    }
+    for name, (data, kind) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        assert records_file_problem(tmp_path / name) == kind, name
+    assert records_file_problem(tmp_path / "missing.jsonl") is None
+    assert records_file_problem(SHIPPED) == "a torch checkpoint (zip archive)"
+
+
+# --------------------------------------------------------------------------
+# The rule itself
+def test_the_same_file_however_spelled(tmp_path, monkeypatch):
+    """check_distinct compares files on disk: relative and absolute paths, ``..``, links (also dangling ones, to
+    a file still to be made) and hard links are the same file; devices are not files anything is lost from."""
+    from bobshat_env.paths import OutputPathError, check_distinct, checkpoint_files, same_file
+
+    monkeypatch.chdir(tmp_path)
+    Path("sub").mkdir()
+    Path("a.pt").write_bytes(b"a")
+    Path("b.pt").write_bytes(b"b")
+    os.link("a.pt", "sub/hard.pt")
+    os.symlink(tmp_path / "new.json", "sub/dangling.json")
+    assert same_file("a.pt", tmp_path / "a.pt") and same_file("./sub/../a.pt", "sub/hard.pt")
+    assert same_file("sub/dangling.json", "new.json") and same_file("x/../new.json", "new.json")
+    assert not same_file("a.pt", "b.pt") and not same_file(os.devnull, os.devnull)
+    check_distinct([("--json", os.devnull), ("--records", os.devnull)])  # both discarded: nothing lost
+    check_distinct([("--json", "-"), ("--records", "r.jsonl")], [("--agents", "-")])  # '-' is stdout
+    check_distinct(checkpoint_files("--out", "c.pt"), checkpoint_files("--init-from", "a.pt"))
+    with pytest.raises(OutputPathError, match=r"^--json is the same file as --out \(new.json\); choose"):
+        check_distinct([("--out", "new.json"), ("--json", "sub/dangling.json")])
+    Path("c.pt.json").write_text("{}")
+    os.link("c.pt.json", "sub/hard.json")
+    with pytest.raises(OutputPathError, match=r"^--out is the same file as the sidecar of --init-from \(c.pt.json\)"):
+        check_distinct([("--out", "sub/hard.json")], checkpoint_files("--init-from", "c.pt"))
+    assert checkpoint_files("--out", None) == [] and checkpoint_files("--out", 5) == []
+
+
+def test_resume_still_writes_its_own_run_folder(tmp_path):
+    """A resumed run reads and writes its own ckpt.pt and ignores init_from: the run folder's files are not
+    refused then; a fresh run named after the folder its init_from lies in is."""
+    from train.ppo.config import Args
+    from train.ppo.rundir import check_run_inputs
+
+    policy = str(tmp_path / "runs" / "r" / "policy.pt")
+    check_run_inputs(Args(runs_dir=str(tmp_path / "runs"), run_name="r", resume=True, init_from=policy))
+    check_run_inputs(Args(runs_dir=str(tmp_path / "runs"), run_name="other", init_from=policy))
+    with pytest.raises(ValueError, match="the run folder's policy.pt is the same file as --init-from"):
+        check_run_inputs(Args(runs_dir=str(tmp_path / "runs"), run_name="r", init_from=policy))
