@@ -284,26 +284,42 @@ def test_records_are_not_written_over_a_file_that_is_not_records(
     assert snapshot(tmp_path) == before
 
 
-def test_appending_records_checks_the_file_each_time(tmp_path, records_file):
-    """write_jsonl(append=True), what ``play --save`` and the web server's records use: onto records, an empty
-    file, a new one or /dev/null it appends; onto anything else it raises and leaves the file as it was."""
-    from bobshat_env.paths import OutputPathError
-    from bobshat_env.records import write_jsonl
+def test_appending_records_checks_the_file_each_time(tmp_path, monkeypatch, records_file):
+    """What appends records (``play --save``, the web server's games.jsonl) checks the file at the start and
+    again at each save: a records file replaced by a checkpoint meanwhile is left as it is; play saves the
+    game to a new file instead, the server says it could not save it."""
+    from types import SimpleNamespace
 
+    from bobshat_env.app.terminal import TerminalGame
+    from bobshat_env.app.web.session import RECORDS_FILE, SessionStore
+    from bobshat_env.games import make_game
+    from bobshat_env.paths import OutputPathError
+
+    monkeypatch.chdir(tmp_path)
     record = json.loads(records_file.read_text().splitlines()[0])
-    records = tmp_path / "r.jsonl"
-    shutil.copyfile(records_file, records)
-    empty = tmp_path / "empty.jsonl"
-    empty.write_bytes(b"")
-    for path in (records, empty, tmp_path / "new.jsonl", Path(os.devnull)):
-        assert write_jsonl(path, [record], append=True) == 1
-    assert len(records.read_text().splitlines()) == 4 and len(empty.read_text().splitlines()) == 1
     checkpoint = tmp_path / "p.pt"
     shutil.copyfile(SHIPPED, checkpoint)
     before = checkpoint.read_bytes()
-    with pytest.raises(OutputPathError, match=r"appears to be a torch checkpoint \(zip archive\)"):
-        write_jsonl(checkpoint, [record], append=True)
-    assert checkpoint.read_bytes() == before
+    game = make_game("bobs_hat", players=4)
+    with pytest.raises(OutputPathError, match=r"^--save: .*p.pt appears to be a torch checkpoint \(zip archive\)"):
+        TerminalGame(game, 0, ["random"], save=str(checkpoint), output=io.StringIO())
+    saves = tmp_path / "saves.jsonl"
+    shutil.copyfile(records_file, saves)
+    tg = TerminalGame(game, 0, ["random"], save=str(saves), output=io.StringIO())
+    shutil.copyfile(SHIPPED, saves)  # replaced while the game went on
+    elsewhere = tg._save(record)
+    assert elsewhere is not None and Path(elsewhere).parent == tmp_path and elsewhere != str(saves)
+    assert saves.read_bytes() == before and json.loads(Path(elsewhere).read_text()) == record
+    (tmp_path / "served").mkdir()
+    shutil.copyfile(SHIPPED, tmp_path / "served" / RECORDS_FILE)
+    session = SimpleNamespace(record=record, save_error=None, saved=None)
+    SessionStore(tmp_path / "served")._save(session)
+    assert session.saved is None and "appears to be a torch checkpoint" in session.save_error
+    assert (tmp_path / "served" / RECORDS_FILE).read_bytes() == before
+    shutil.copyfile(records_file, tmp_path / "served" / RECORDS_FILE)  # records: the game goes in
+    SessionStore(tmp_path / "served")._save(session)
+    assert session.saved == {"file": RECORDS_FILE}
+    assert len((tmp_path / "served" / RECORDS_FILE).read_text().splitlines()) == 4
 
 
 def test_what_a_file_appears_to_be(tmp_path, records_file):
