@@ -29,7 +29,8 @@ from bobshat_env.records import JsonlWriter, read_jsonl, write_jsonl
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="tmpfs, /dev/full and fork are Linux's")
 
 ROOT = Path(__file__).resolve().parents[1]
-OLD = [{"game": "bobs_hat", "hands": [], "n": i, "pad": "o" * 300} for i in range(3)]  # eval --records goes only over records
+# records-shaped: eval --records goes only over records (tests/test_same_file_outputs.py)
+OLD = [{"game": "bobs_hat", "hands": [], "n": i, "pad": "o" * 300} for i in range(3)]
 
 
 @pytest.fixture
