@@ -70,7 +70,7 @@ _RECORD_START = re.compile(rb'\A\s*\{\s*"game"\s*:\s*"(' + b"|".join(g.encode() 
 
 
 def _is_record(value: Any) -> bool:
-    """A game record as RECORDS.md has it: an object naming one of our games, with its hands."""
+    """A game record as docs/records.md has it: an object naming one of our games, with its hands."""
     return isinstance(value, dict) and value.get("game") in GAMES and isinstance(value.get("hands"), list)
 
 
