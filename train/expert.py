@@ -195,10 +195,12 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
 
     ``--out`` and its sidecar ``OUT.json`` must be regular files or not exist
     yet (a FIFO would block the run at its first checkpoint, and ``ppo:PATH``
-    reads the checkpoint back); ``--json`` is neither of them; ``--log-dir``
-    is a folder or can be made one (its nearest existing ancestor is a folder
-    this process can create files in) and holds no TensorBoard events yet (a
-    rerun into it would draw its rounds over the first run's).
+    reads the checkpoint back); ``--log-dir`` is a folder or can be made one
+    (its nearest existing ancestor is a folder this process can create files
+    in) and holds no TensorBoard events yet (a rerun into it would draw its
+    rounds over the first run's). That no output is an input or another
+    output (``--json`` is not ``--out``, ``--out`` is not ``--init-from``)
+    ``bobshat expert`` checks first (:func:`bobshat_env.paths.check_distinct`).
     """
     from bobshat_env.paths import check_writable
 
@@ -207,9 +209,7 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
     for path in (out, sidecar):
         check_writable(path, "--out", regular=True)  # a FIFO, a device: refused (a checkpoint is read back)
     if json_path not in (None, "-"):
-        check_writable(json_path, "--json")
-        if os.path.realpath(json_path) in {os.path.realpath(out), os.path.realpath(sidecar)}:
-            raise ExpertError(f"--json {json_path}: that is --out or its sidecar {sidecar}; name another file")
+        check_writable(json_path, "--json")  # not --out nor its sidecar: bobshat expert checks that first
     folder = Path(board_dir(opts))
     board = os.path.realpath(folder)
     for path in (out, sidecar):  # the log dir's folders would take the checkpoint's place

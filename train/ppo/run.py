@@ -46,11 +46,11 @@ from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
 from train.pool import signals_held, sigterm_as_exit
 from train.ppo.collector import RolloutCollector, env_seed
-from train.ppo.config import Args, check_args, default_run_name, parse_args
+from train.ppo.config import Args, build_arg_parser, check_args, default_run_name, parse_args
 from train.ppo.exploiters import add_exploiter
 from train.ppo.learner import Counters, Learner, initial_weights, make_collector, set_up
 from train.ppo.rollout import Rollout
-from train.ppo.rundir import check_run_dir, check_same_run, run_lock
+from train.ppo.rundir import check_run_dir, check_run_inputs, check_same_run, run_lock
 from train.progress import ProgressBar
 from train.selfplay import OpponentPool
 from train.threads import set_torch_threads
@@ -156,6 +156,7 @@ def train(
     """
     t_start = time.perf_counter()
     check_args(args, pool=opponents is None)
+    check_run_inputs(args)  # init_from is not one of the files the run replaces
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
@@ -454,6 +455,7 @@ class IterationClock:
 def main(argv: list[str] | None = None) -> int:
     """``bobshat train``: parse, train, print a summary; returns the exit code."""
     args = parse_args(argv)
+    check_run_inputs(args, build_arg_parser().parse_args(argv).config)  # nor is the preset
     with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup, which saves a checkpoint (TrainingRun.run)
         out = train(args)
     done, secs = out["decisions_this_run"], out["seconds"]

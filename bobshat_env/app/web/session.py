@@ -39,6 +39,7 @@ from ...core.tricks import IllegalActionError
 from ...games import DESCRIPTIONS, Game, describe, make_game
 from ...paths import check_writable
 from ...records import Recorder, write_jsonl
+from ...records.io import check_records_output
 from ...seating import SeatDispatch
 from ...text import GameText, MoveError, RenegeQuestion, ordinal, seat_name, tell_step
 from ..terminal import HUMAN, new_seed
@@ -773,6 +774,7 @@ class SessionStore:
         """Append a finished game's record to the records folder (whole lines, under a lock)."""
         try:
             check_writable(self.records_file, "records", append=True)
+            check_records_output(self.records_file)  # still records (checked at start, and now)
             write_jsonl(self.records_file, [session.record], append=True)
         except (OSError, ValueError) as err:
             session.save_error = f"could not save the game to {self.records_file}: {err}; download it instead"
