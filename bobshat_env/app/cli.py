@@ -235,12 +235,11 @@ def check_outputs(
 def shipped_checkpoints() -> list[tuple[str, str]]:
     """The project's shipped checkpoints and their sidecars, as inputs of a command that reads its table's
     by default (``bids``' play policy and bidder ``shipped``, the variance reduction's value function)."""
-    from pathlib import Path
+    from agents.shipped import shipped_checkpoints as folder
 
     from ..paths import checkpoint_files
 
-    folder = Path(__file__).resolve().parents[2] / "checkpoints"
-    return [pair for path in sorted(folder.glob("*.pt")) for pair in checkpoint_files("a shipped checkpoint", path)]
+    return [pair for path in sorted(folder().glob("*.pt")) for pair in checkpoint_files("a shipped checkpoint", path)]
 
 
 def _output_flag(args: argparse.Namespace, path: str) -> str | None:
