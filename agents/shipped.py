@@ -26,6 +26,15 @@ def shipped_names() -> list[str]:
     return sorted(p.stem for p in SHIPPED_DIR.glob("*.pt")) if SHIPPED_DIR.is_dir() else []
 
 
+def shipped_checkpoint_files(what: str = "a shipped checkpoint") -> list[tuple[str, str]]:
+    """Every shipped checkpoint and its sidecar as ``(what, path)`` pairs: the inputs of a command that reads
+    its table's policy by default, which no output may be written over (:func:`bobshat_env.paths.check_distinct`)."""
+    from bobshat_env.paths import checkpoint_files
+
+    files = sorted(SHIPPED_DIR.glob("*.pt")) if SHIPPED_DIR.is_dir() else []
+    return [pair for path in files for pair in checkpoint_files(what, path)]
+
+
 def table_checkpoint(game_name: str, players: int) -> Path:
     """Where a table's shipped policy is (the file may not exist: not every table ships one)."""
     return SHIPPED_DIR / f"{game_name}_{players}p.pt"

@@ -232,16 +232,6 @@ def check_outputs(
             check_records_output(path, f"--{flag}")
 
 
-def shipped_checkpoints() -> list[tuple[str, str]]:
-    """The project's shipped checkpoints and their sidecars, as inputs of a command that reads its table's
-    by default (``bids``' play policy and bidder ``shipped``, the variance reduction's value function)."""
-    from agents.shipped import shipped_checkpoints as folder
-
-    from ..paths import checkpoint_files
-
-    return [pair for path in sorted(folder().glob("*.pt")) for pair in checkpoint_files("a shipped checkpoint", path)]
-
-
 def _output_flag(args: argparse.Namespace, path: str) -> str | None:
     """The flag (``--records``) whose value is ``path``, if one is; for errors met while writing it."""
     import os
@@ -255,6 +245,7 @@ def _output_flag(args: argparse.Namespace, path: str) -> str | None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from agents.registry import spec_checkpoints
+    from agents.shipped import shipped_checkpoint_files
     from train.evaluate.command import cli_eval
 
     from ..paths import checkpoint_files
@@ -263,7 +254,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     inputs = spec_checkpoints("--agents", args.agents) + checkpoint_files("--vr-value", args.vr_value)
     inputs += spec_checkpoints("--vr-proxy", args.vr_proxy)
     if args.variance_reduction and not args.vr_value:
-        inputs += shipped_checkpoints()  # the table's value function
+        inputs += shipped_checkpoint_files()  # the table's value function
     check_outputs(args, "json", "records", "plot", inputs=inputs)
     return cli_eval(args, options)
 
@@ -271,12 +262,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_bids(args: argparse.Namespace) -> int:
     """``bobshat bids``: the game options default to None here, so ``--suite`` can refuse any given one."""
     from agents.registry import spec_checkpoints
+    from agents.shipped import shipped_checkpoint_files
     from train.bids.command import cli_bids
 
     defaults = vars(_game_option_parser().parse_args([]))
     given = [k for k in defaults if getattr(args, k) is not None]
     inputs = spec_checkpoints("--bidders", args.bidders) + spec_checkpoints("--play", args.play)
-    check_outputs(args, "json", "plot", inputs=inputs + shipped_checkpoints())  # the default play policy
+    check_outputs(args, "json", "plot", inputs=inputs + shipped_checkpoint_files())  # the default play policy
     if args.suite:
         if given:
             raise ConfigError(
