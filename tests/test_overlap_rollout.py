@@ -114,6 +114,49 @@ def test_each_rollout_ahead_plays_the_weights_the_update_beside_it_starts_from(t
         learner.close()
 
 
+def _rollout_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, update: object) -> dict[str, np.ndarray]:
+    """The first rollout played ahead, with ``update`` standing in for ppo_update; the rollout's steps after its
+    first wait until the update has returned, so whatever the update writes is there to be read."""
+    monkeypatch.setattr(learner_mod, "ppo_update", update)
+    learner = _learner(tmp_path, "--learning-rate", "0.05")
+    try:
+        batch = learner.collect()
+        updated = threading.Event()
+        learner.collector.on_step = lambda step, _total: updated.wait(30) if step == 1 else None
+
+        def update_then_signal(*a: object, **k: object) -> dict:
+            try:
+                return update(*a, **k)  # type: ignore[operator]
+            finally:
+                updated.set()
+
+        monkeypatch.setattr(learner_mod, "ppo_update", update_then_signal)
+        learner.update(batch, collect_ahead=True)
+        ahead = learner.collect()
+        keys = ("actions", "logprobs", "values", "advantages", "returns")
+        return {k: getattr(ahead, k).copy() for k in keys}
+    finally:
+        learner.close()
+
+
+def test_the_rollout_ahead_depends_on_nothing_the_update_writes(tmp_path, monkeypatch):
+    """The same rollout ahead whatever the update does to the network and to torch's global generator (which
+    it draws its permutations from, on the other thread): its actions come from its own generator, and its
+    log-probabilities, values and bootstrapped returns from the weights copied before the update."""
+
+    def scrambling_update(net, *_: object, **__: object) -> dict:
+        torch.manual_seed(12345)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(torch.randn_like(p))
+        return {}
+
+    plain = _rollout_ahead(tmp_path / "a", monkeypatch, ppo_update)
+    scrambled = _rollout_ahead(tmp_path / "b", monkeypatch, scrambling_update)
+    for key, value in plain.items():
+        assert np.array_equal(value, scrambled[key]), key
+
+
 def _lagged_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, *flags: str) -> list[bool]:
     """The ``lagged`` of every update of a four-iteration smoke run."""
     seen: list[bool] = []
