@@ -87,6 +87,127 @@ def test_the_rollout_ahead_plays_the_weights_from_before_the_update(tmp_path, mo
         learner.close()
 
 
+def _weights(net: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in net.state_dict().items()}
+
+
+def test_each_rollout_ahead_plays_the_weights_the_update_beside_it_starts_from(tmp_path):
+    """Over several updates, not just the first (whose starting weights are the initial ones): the rollout
+    played during update k has the weights after update k-1, and no other weights of the run. Each update
+    consumes a rollout exactly one update old."""
+    learner = _learner(tmp_path, "--learning-rate", "0.05")
+    try:
+        batch = learner.collect()
+        weights = [_weights(learner.net)]  # weights[j]: after j updates
+        for k in range(3):
+            learner.update(batch, collect_ahead=True)
+            weights.append(_weights(learner.net))
+            batch = learner.collect()  # played during update k
+            stored = torch.from_numpy(batch.logprobs)
+            matches = []
+            for w in weights:
+                net = make_net(learner.args, learner.collector.env.game)
+                net.load_state_dict(w)
+                matches.append(bool(torch.allclose(_logprobs(net, batch), stored, atol=1e-5)))
+            assert matches == [j == k for j in range(k + 2)], f"rollout played during update {k}: {matches}"
+    finally:
+        learner.close()
+
+
+def _rollout_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, update: object) -> dict[str, np.ndarray]:
+    """The first rollout played ahead, with ``update`` standing in for ppo_update; the rollout's steps after its
+    first wait until the update has returned, so whatever the update writes is there to be read."""
+    monkeypatch.setattr(learner_mod, "ppo_update", update)
+    learner = _learner(tmp_path, "--learning-rate", "0.05")
+    try:
+        batch = learner.collect()
+        updated = threading.Event()
+        learner.collector.on_step = lambda step, _total: updated.wait(30) if step == 1 else None
+
+        def update_then_signal(*a: object, **k: object) -> dict:
+            try:
+                return update(*a, **k)  # type: ignore[operator]
+            finally:
+                updated.set()
+
+        monkeypatch.setattr(learner_mod, "ppo_update", update_then_signal)
+        learner.update(batch, collect_ahead=True)
+        ahead = learner.collect()
+        keys = ("actions", "logprobs", "values", "advantages", "returns")
+        return {k: getattr(ahead, k).copy() for k in keys}
+    finally:
+        learner.close()
+
+
+def test_the_rollout_ahead_depends_on_nothing_the_update_writes(tmp_path, monkeypatch):
+    """The same rollout ahead whatever the update does to the network and to torch's global generator (which
+    it draws its permutations from, on the other thread): its actions come from its own generator, and its
+    log-probabilities, values and bootstrapped returns from the weights copied before the update."""
+
+    def scrambling_update(net, *_: object, **__: object) -> dict:
+        torch.manual_seed(12345)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(torch.randn_like(p))
+        return {}
+
+    plain = _rollout_ahead(tmp_path / "a", monkeypatch, ppo_update)
+    scrambled = _rollout_ahead(tmp_path / "b", monkeypatch, scrambling_update)
+    for key, value in plain.items():
+        assert np.array_equal(value, scrambled[key]), key
+
+
+def _lagged_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, *flags: str) -> list[bool]:
+    """The ``lagged`` of every update of a four-iteration smoke run."""
+    seen: list[bool] = []
+    real = learner_mod.ppo_update
+
+    def record(net, optimizer, batch, args, lagged=False):  # type: ignore[no-untyped-def]
+        seen.append(lagged)
+        return real(net, optimizer, batch, args, lagged=lagged)
+
+    monkeypatch.setattr(learner_mod, "ppo_update", record)
+    argv = [*SMOKE, "--runs-dir", str(tmp_path), "--run-name", name, "--total-decisions", "1024", *flags]
+    assert train(parse_args(argv))["iteration"] == 4
+    return seen
+
+
+def test_an_overlap_run_updates_every_rollout_played_ahead_with_the_decoupled_objective(tmp_path, monkeypatch):
+    """The plain objective on lagged rollouts cost about 0.5 per hand (README, "The next rollout during the
+    update"): every rollout played ahead (all but the first) is updated with ``lagged``; without the overlap,
+    none is."""
+    assert _lagged_flags(tmp_path, monkeypatch, "a", "--overlap-rollout", "true") == [False, True, True, True]
+    assert _lagged_flags(tmp_path, monkeypatch, "b") == [False] * 4
+
+
+def test_the_progress_bar_counts_the_decisions_consumed_not_the_rollout_played_ahead(tmp_path, monkeypatch):
+    """At the end of every iteration the bar shows the run's decision count (what the updates consumed), not
+    that plus the rollout played ahead during the update; and it ends at the total, not past it."""
+    import train.ppo.run as run_mod
+
+    bars: list = []
+
+    class Recorded(run_mod.ProgressBar):
+        def __init__(self, *a: object, **k: object) -> None:
+            super().__init__(*a, **k)  # type: ignore[arg-type]
+            bars.append(self)
+
+    seen: list[tuple[int, int]] = []
+    real = run_mod.TrainingRun.iteration
+
+    def iteration(self):  # type: ignore[no-untyped-def]
+        out = real(self)
+        seen.append((bars[-1].done, self.counters.global_step))
+        return out
+
+    monkeypatch.setattr(run_mod, "ProgressBar", Recorded)
+    monkeypatch.setattr(run_mod.TrainingRun, "iteration", iteration)
+    argv = [*SMOKE, "--runs-dir", str(tmp_path), "--run-name", "p", "--total-decisions", "1024"]
+    out = train(parse_args([*argv, "--overlap-rollout", "true"]))
+    assert seen == [(256, 256), (512, 512), (768, 768), (1024, 1024)]
+    assert bars[-1].done == out["global_step"] == bars[-1].total
+
+
 def _run_digest(tmp_path: Path, name: str, *flags: str) -> tuple[dict, str]:
     out = train(parse_args([*SMOKE, "--runs-dir", str(tmp_path), "--run-name", name, *flags]))
     ck = torch.load(tmp_path / name / "ckpt.pt", map_location="cpu", weights_only=False)
@@ -131,9 +252,18 @@ def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch
         learner.close()
 
 
-def test_overlap_is_refused_with_rollout_workers():
+def test_overlap_is_refused_with_rollout_workers(tmp_path, capsys):
+    """Not built for Ray rollout workers (README, "The next rollout during the update"): asking for both is one
+    line naming the fix, before anything is written or Ray is started; not an overlap silently dropped."""
+    from bobshat_env.app.cli import main
+
     with pytest.raises(ValueError, match="^overlap_rollout is for the in-process collector: set rollout_workers to 0"):
         check_args(parse_args([*SMOKE, "--overlap-rollout", "true", "--rollout-workers", "2"]))
+    both = ["--overlap-rollout", "true", "--rollout-workers", "2"]
+    assert main(["train", *SMOKE, "--runs-dir", str(tmp_path / "runs"), *both]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "overlap_rollout is for the in-process collector" in err, err
+    assert not (tmp_path / "runs").exists()
 
 
 # ---------------------------------------------------------------------------------------------------------------

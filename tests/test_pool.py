@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
 import signal
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
-from procs import HAS_PROC, descendants
+from procs import HAS_PROC, descendants, kill_all, wait_gone
 
 from train.pool import WorkerDied, map_chunks, run_chunks
 
@@ -150,3 +155,102 @@ def test_ctrl_c_while_the_workers_start_is_taken_not_lost(monkeypatch, capfd) ->
     assert len(results) < 40  # taken at once, not after the run
     _assert_killed_by_a_signal(pids)
     assert "Traceback" not in capfd.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a user relies on when a pool ends: no worker left behind, not even as a zombie; no worker outliving a
+# killed parent; a Ctrl-C at the wrong moment costs no traceback; odd sizes and odd exceptions are handled.
+CHILD = Path(__file__).with_name("pool_child.py")
+
+
+def _pid_unless_3(x: int) -> int:
+    if x == 3:
+        time.sleep(0.2)  # the other worker is busy or idle, not yet told to stop: the pool must kill it
+        raise ValueError("chunk 3 is bad")
+    return os.getpid()
+
+
+def test_workers_are_reaped_when_the_pool_raises_not_left_as_zombies() -> None:
+    """A killed worker that nobody waits for stays a zombie (a process-table entry) until its parent exits; a
+    long session (a notebook running many evaluations) would pile them up. Each worker must be waited for:
+    waitpid on it then finds no child of ours (ChildProcessError), which a zombie is not."""
+    pids: set[int] = set()
+    with pytest.raises(ValueError, match="chunk 3 is bad"):
+        map_chunks(_pid_unless_3, list(range(8)), 2, lambda ch, r: pids.add(r), mp_context="fork")
+    assert len(pids) == 2  # chunks 0 and 1, one per worker, came back before chunk 3 was handed out
+    for pid in pids:
+        try:
+            got = os.waitpid(pid, os.WNOHANG)  # a zombie, or one still dying: reaped here, and a failure
+        except ChildProcessError:
+            continue
+        pytest.fail(f"worker {pid} was not reaped by the pool (waitpid gave {got})")
+
+
+def _env() -> dict[str, str]:
+    root = str(Path(__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+
+
+@pytest.mark.skipif(not HAS_PROC or not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_holding_the_gil_die_with_a_killed_parent(tmp_path) -> None:
+    """kill -9 of the parent runs no cleanup. A worker deep in compiled code that holds the GIL (a numba
+    kernel) cannot run its parent-watch thread; only the kernel's parent-death signal ends it. Without it the
+    workers here would run on for their ten minutes."""
+    proc = subprocess.Popen(
+        [sys.executable, str(CHILD), "hold", str(tmp_path)],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120  # start-up: two spawned interpreters' imports on a loaded machine
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            workers = {int(p.stem) for p in tmp_path.glob("*.pid")}
+            time.sleep(0.05)
+        assert len(workers) == 2, f"the workers did not start (parent status {proc.poll()})"
+        proc.kill()
+        proc.wait()
+        left = wait_gone(workers, 30.0)
+        assert not left, f"workers {sorted(left)} outlived their parent's SIGKILL"
+    finally:
+        kill_all(workers | descendants(proc.pid))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="Linux signal semantics (blocked signals stay pending across exec)")
+def test_a_ctrl_c_pending_at_worker_start_up_is_dropped_without_a_traceback() -> None:
+    """A Ctrl-C that lands while a worker imports waits, blocked, until the worker starts; the worker must drop
+    it (the parent alone acts on Ctrl-C), not raise KeyboardInterrupt with a traceback. Here the parent does
+    not get one, so the run finishes: every result, no traceback, status 0. In a fresh interpreter, where the
+    spawn resource tracker is not yet running (it unblocks SIGINT in the parent when it starts)."""
+    res = subprocess.run(
+        [sys.executable, str(CHILD), "pending-ctrl-c"], env=_env(), capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    assert json.loads(res.stdout) == [[i, i * i] for i in range(6)]
+
+
+def test_more_workers_than_chunks() -> None:
+    """``eval --workers 8`` with 2 deals: as many workers as chunks start, and every chunk comes back once."""
+    got: list[tuple[int, int]] = []
+    map_chunks(_square, [5, 6], 4, lambda ch, r: got.append((ch, r[1])), mp_context="fork")
+    assert sorted(got) == [(5, 25), (6, 36)]
+
+
+class _Unpicklable(Exception):
+    def __init__(self) -> None:
+        super().__init__("holds a lock")
+        self.lock = threading.Lock()  # cannot be pickled: the worker cannot send this exception as it is
+
+
+def _raises_unpicklable(x: int) -> int:
+    raise _Unpicklable
+
+
+def test_an_exception_that_cannot_be_pickled_comes_back_as_its_text() -> None:
+    """A chunk's exception the pipe cannot carry still reaches the parent, named, with the worker's traceback;
+    not a WorkerDied that hides it."""
+    with pytest.raises(RuntimeError, match="_Unpicklable: holds a lock") as exc:
+        map_chunks(_raises_unpicklable, [1, 2], 2, lambda ch, r: None, mp_context="fork")
+    assert "_raises_unpicklable" in str(exc.value.__cause__)

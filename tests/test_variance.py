@@ -155,6 +155,36 @@ def test_reduced_stats_reports_the_factor():
     assert len(r["beta"]) == 2
 
 
+def test_the_reduced_ci_is_the_plain_one_narrowed_by_the_variance_factor():
+    """What a user reads next to the plain estimate: the reduced CI is the plain CI over the square root of the
+    variance factor (both Student t over the same deals), so a factor of 9 means a CI three times narrower."""
+    from train.evaluate.statistics import mean_ci
+
+    y, c = _toy(np.random.default_rng(6), 400)
+    r = reduced_stats(y, c)
+    _, plain_ci = mean_ci(y)
+    assert r["ci95"] == pytest.approx(plain_ci / np.sqrt(r["variance_factor"]), rel=1e-9)
+    assert r["ci95"] < plain_ci / 2
+
+
+def test_the_fitted_coefficients_ignore_a_constant_shift_of_a_term():
+    """beta is a regression slope with an intercept: a term whose sample mean is off zero by a constant (as
+    any finite sample's is) must not change how much of it is used; a fit through the origin would."""
+    y, c = _toy(np.random.default_rng(8), 400)
+    _, betas = crossfit_reduce(y, c)
+    _, shifted = crossfit_reduce(y, c + np.array([3.0, -2.0]))
+    assert np.allclose(betas, shifted)
+    assert np.all(betas > 0.5)  # both terms track the outcome (chance 5/4, the agent's dice 8/7)
+
+
+def test_chance_terms_subtract_each_seats_mean_over_the_fresh_deals():
+    """(n, P) actual values less the mean over the K fresh deals of the same seat's, with K != P."""
+    gen = np.random.default_rng(9)
+    actual, fresh = gen.normal(size=(2, 4)), gen.normal(size=(2, 3, 4))
+    want = [[actual[i, p] - np.mean([fresh[i, k, p] for k in range(3)]) for p in range(4)] for i in range(2)]
+    assert np.allclose(chance_terms(actual, fresh), want)
+
+
 def test_hand_margins():
     m = hand_margins(np.array([[10, 0, -5, 3]]))
     assert np.allclose(m, [[10 - (-2 / 3), 0 - 8 / 3, -5 - 13 / 3, 3 - 5 / 3]])
@@ -273,6 +303,54 @@ def test_actor_only_successor_values_spread_the_margin(bh):
         assert np.allclose(cheap[g, legal, actor[g]], full[g, legal, actor[g]])
         others = np.delete(cheap[g][legal], actor[g], axis=1)
         assert np.allclose(others, -cheap[g, legal, actor[g]][:, None] / 3)
+
+
+def _at_the_last_card_of_the_first_hand(game, n: int, seed: int):
+    """n Bob's Hat games played by ``strong`` up to the last card of their first hand."""
+    from agents import make_agent
+    from bobshat_env.core import rng
+
+    state = game.init(rng.game_keys(seed, np.arange(n)))
+    agent = make_agent("strong", game, seed=0)
+    while not np.all((state.hands.sum(axis=(1, 2)) == 1) & (state.phase == game.module.PLAY)):
+        mask = game.legal_action_mask(state)
+        game.step(state, agent.act(game.observe(state), mask, state.cur.astype(np.int64)))
+    return state
+
+
+def test_the_last_card_of_a_hand_is_valued_by_the_hands_margins(bh):
+    """A card that ends the hand is worth the hand's realized margins (each seat's score change less the
+    others' mean, the value function's unit): they sum to zero over the seats, as raw score changes do not."""
+    state = _at_the_last_card_of_the_first_hand(bh, 40, 31)
+    mask = bh.legal_action_mask(state)
+    for every_seat in (False, True):
+        q = successor_values(bh, _TrumpCount(bh), state, mask, every_seat=every_seat)
+        for g in range(40):
+            (a,) = np.nonzero(mask[g])[0]  # one card left
+            after = state.take(np.array([g]))
+            res = bh.step(after, np.array([a]), auto_deal=False)
+            assert res.hand_done[0]
+            assert np.allclose(q[g, a], hand_margins(np.asarray(res.rewards))[0]) and abs(q[g, a].sum()) < 1e-9
+
+
+def test_the_shipped_value_function_is_in_points_seat_by_seat(bh):
+    """PolicyValue turns the value head (trained on margins x reward_scale) into points: at the last card of a
+    hand, where the hand's result is nearly known, its values predict the realized margins with a slope near 1
+    (not 100 or 0.01), seat by seat; and the per-seat values are the one-seat values of each seat."""
+    from train.variance import PolicyValue
+
+    n = 200
+    state = _at_the_last_card_of_the_first_hand(bh, n, 31)
+    value = PolicyValue(bh, "checkpoints/bobs_hat_4p.pt")
+    v = value.seat_values(state)  # (n, P)
+    for p in range(4):
+        assert np.allclose(v[:, p], value.values_of(state, np.full(n, p)))
+    after = state.copy()
+    res = bh.step(after, bh.legal_action_mask(state).argmax(axis=1), auto_deal=False)
+    margin = hand_margins(np.asarray(res.rewards))
+    x, y = v.ravel(), margin.ravel()
+    slope = np.cov(x, y)[0, 1] / np.var(x, ddof=1)
+    assert 0.7 < slope < 1.4 and np.corrcoef(x, y)[0, 1] > 0.6, (slope, np.corrcoef(x, y)[0, 1])
 
 
 # --------------------------------------------------------------------------

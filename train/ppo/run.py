@@ -281,9 +281,13 @@ class TrainingRun:
         # with overlap_rollout the next rollout is played during this update, unless the decisions are spent
         # (a run stopped by its time limit drops the one played during its last update)
         more = counters.global_step < args.total_decisions
-        with signals_held():  # an interrupt waits for the update: the network is never saved half-updated
-            losses = learner.update(batch, collect_ahead=args.overlap_rollout and more)
-            self.committed = counters  # from here an interrupt saves this iteration's counters, as they go on
+        clock.ahead = args.overlap_rollout and more
+        try:
+            with signals_held():  # an interrupt waits for the update: the network is never saved half-updated
+                losses = learner.update(batch, collect_ahead=clock.ahead)
+                self.committed = counters  # from here an interrupt saves this iteration's counters, as they go on
+        finally:
+            clock.ahead = False
 
         seconds = time.perf_counter() - self.t_start
         timing = {"lr": learner.lr, "update": learner.update_s}
@@ -300,7 +304,8 @@ class TrainingRun:
         if first and not last:  # the evaluation's time is known now: if the next would not fit, stop here
             last = clock.passes_limit(clock.ckpt_s * save_now)
         ret = stats.get(f"charts/episodic_return_per_{args.train_for}", 0)
-        self.progress.update(0 if self.per_step else batch.env_steps, f"it {it} ret {ret:+.2f}")
+        # a rollout played ahead was not counted as it was played (step_hook): it is, now that it is consumed
+        self.progress.update(0 if self.per_step and not ahead else batch.env_steps, f"it {it} ret {ret:+.2f}")
         self.grow_pool(it)
         if last or save_now:
             self.save()
@@ -394,6 +399,7 @@ class IterationClock:
         self.eval_s = self.ckpt_s = 0.0  # the last evaluation's and checkpoint's seconds
         self._it_start = self._first_step_end = self._rollout_s = self._rollout_end = 0.0
         self._steps = 0
+        self.ahead = False  # the rollout stepping now is played ahead, during the update (step_hook)
         self.iteration_s = 0.0  # the predicted time of the next iteration (without evaluation and checkpoint)
 
     def spent(self) -> float:
@@ -405,9 +411,14 @@ class IterationClock:
         return min(self.spent() / self.limit_s, 1.0) if self.limit_s > 0 else 0.0
 
     def step_hook(self, progress: ProgressBar, num_envs: int) -> Callable[[int, int], None]:
-        """The collector's per-step callback: advances ``progress`` and times the rollout's first step."""
+        """The collector's per-step callback: advances ``progress`` and times the rollout's first step. While
+        :attr:`ahead` is set (a rollout played during the update, ``overlap_rollout``) it does neither: that
+        rollout's decisions are counted when an update consumes them, so the bar never runs ahead of the run's
+        decision count, nor counts the rollout played ahead that a run stopped by its time limit drops."""
 
         def on_step(step: int, steps: int) -> None:
+            if self.ahead:
+                return
             if step == 1:
                 self._first_step_end = time.perf_counter()
             self._steps = steps
