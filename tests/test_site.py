@@ -44,9 +44,10 @@ def _name(page: Path) -> str:
 
 
 BLOCKS = [(page, *block) for page in PAGES for block in fenced_blocks(page.read_text(encoding="utf-8"))]
+# the README's shell blocks (its Python blocks are tests/test_readme.py's)
+README_SHELL = [(ROOT / "README.md", *b) for b in fenced_blocks((ROOT / "README.md").read_text(encoding="utf-8"))]
 PYTHON = [(page, line, code) for page, line, lang, code, why in BLOCKS if lang == "python" and why is None]
-BASH = [(page, line, code) for page, line, lang, code, why in BLOCKS if lang in SHELL and why is None]
-NOT_RUN_BLOCKS = [(page, line, why) for page, line, lang, code, why in BLOCKS if lang in SHELL and why]
+BASH = [(page, line, code) for page, line, lang, code, why in BLOCKS + README_SHELL if lang in SHELL and why is None]
 
 
 def test_the_parser_sees_blocks_and_markers():
@@ -67,7 +68,7 @@ def test_the_site_has_pages_and_blocks_to_run():
 
 def test_every_not_run_marker_stands_before_a_shell_block():
     """A marker before a Python block, prose or nothing would skip nothing and say it did."""
-    for page in PAGES:
+    for page in [*PAGES, ROOT / "README.md"]:
         text = page.read_text(encoding="utf-8")
         for m in re.finditer(r"<!-- not run:", text):
             after = text[m.start() :]
@@ -112,7 +113,8 @@ def test_docs_shell_block_runs(page: Path, line: int, code: str, tmp_path: Path)
         text=True,
         timeout=1800,
     )
-    assert proc.returncode == 0, f"{_name(page)}:{line} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    said = f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, f"{_name(page)}:{line} exited {proc.returncode}\n{said}"
 
 
 def test_mkdocs_build_strict_passes(tmp_path: Path):
