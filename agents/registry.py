@@ -199,6 +199,23 @@ def spec_files(spec: str) -> list[str]:
     return [_resolve_file(str(opts[key])) for name, opts in parts for key in FILE_OPTIONS.get(name, ()) if key in opts]
 
 
+def spec_checkpoints(what: str, text: str | None) -> list[tuple[str, str]]:
+    """The checkpoints a comma-separated list of specs reads and their sidecars, each named ``what`` (the
+    option, ``--agents``) or ``the sidecar of WHAT``: the inputs no output may be written over
+    (:func:`bobshat_env.paths.check_distinct`). A malformed spec adds nothing: it is refused when made."""
+    from bobshat_env.paths import checkpoint_files
+
+    found: list[tuple[str, str]] = []
+    for spec in split_specs(text) if isinstance(text, str) else []:
+        try:
+            files = spec_files(spec)
+        except ValueError:
+            continue
+        for path in files:
+            found += checkpoint_files(what, path)
+    return found
+
+
 def map_spec_files(spec: str, change: Callable[[str], str]) -> str:
     """``spec`` with every file it names replaced by ``change(file)`` (composites and ppo options kept)."""
     from .composite import is_composite, parse_composite

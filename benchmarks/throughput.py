@@ -71,7 +71,6 @@ PLAYERS = 4
 SYSTEM = "bobshat"
 OPEN_SPIEL = "open_spiel"
 PETTINGZOO = "pettingzoo"
-PEERS = (OPEN_SPIEL, PETTINGZOO)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,10 @@ benchmark rows, checkpoints) goes through here, so that
 - a symbolic link is written through (its target gets the new contents, the
   link stays), and a target that is not a regular file (``/dev/null``, a
   FIFO, a terminal) is written directly, never replaced by a rename;
+- an output is never the same file as one of the command's inputs, nor as
+  another of its outputs (:func:`check_distinct`: the same file on disk,
+  however it is spelled: ``./a/../a/x``, a symbolic link, a hard link), so
+  no command writes over what it reads;
 - a write that fails raises :class:`OutputWriteError` (an ``OSError`` and a
   ``ValueError``) whose message names the file and the reason ("No space
   left on device"); the command line adds the flag and exits with status 2.
@@ -58,11 +62,15 @@ __all__ = [
     "OutputPathError",
     "OutputWriteError",
     "append_lines",
+    "check_distinct",
     "check_plot_path",
     "check_writable",
+    "checkpoint_files",
     "remove_stale_temporaries",
     "replace_bytes",
+    "same_file",
     "save_figure",
+    "sidecar",
 ]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -244,6 +252,85 @@ def check_plot_path(path: str, what: str = "--plot") -> str:
             f"{what}: {path} needs an image extension ({', '.join('.' + f for f in PLOT_FORMATS)}); got {got}"
         )
     return ext
+
+
+# --------------------------------------------------------------------------
+# No output over an input
+def sidecar(path: str | os.PathLike) -> str:
+    """The readable copy of a checkpoint's metadata written beside it: ``X.pt`` -> ``X.pt.json``."""
+    return os.fspath(path) + ".json"
+
+
+def checkpoint_files(what: str, path: str | os.PathLike | None) -> list[tuple[str, str]]:
+    """A checkpoint and its sidecar, each with the name an error gives it (``--out``, ``the sidecar of --out``),
+    for :func:`check_distinct`; nothing for a path not given (None, empty, not text: refused elsewhere)."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        return []
+    return [(what, os.fspath(path)), (f"the sidecar of {what}", sidecar(path))]
+
+
+def _identity(path: str | os.PathLike) -> tuple[tuple[int, int] | None, str, bool]:
+    """(device and inode or None where nothing is there yet, the path resolved, whether sameness matters).
+
+    Sameness matters for a regular file and for a name with nothing there yet (a file to be made); a
+    device or a FIFO (``/dev/null`` for two outputs) is not a file anything could be lost from.
+    """
+    try:
+        resolved = os.path.realpath(path)
+    except (OSError, ValueError):  # a NUL in the name: refused by whatever opens it
+        return None, os.fspath(path), False
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None, resolved, True
+    return (st.st_dev, st.st_ino), resolved, stat.S_ISREG(st.st_mode)
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one regular file (or one file still to be made), however spelled.
+
+    Two files that exist are the same when their device and inode are (a
+    symbolic link, a hard link, ``./x/../x/f``, another case on a
+    case-insensitive disk); where one does not exist yet, their resolved
+    paths are compared (links followed as far as they go).
+    """
+    ida, ra, fa = _identity(a)
+    idb, rb, fb = _identity(b)
+    if not (fa and fb):
+        return False
+    if ida is not None and idb is not None:
+        return ida == idb
+    return ra == rb
+
+
+def check_distinct(
+    outputs: Iterable[tuple[str, str | os.PathLike | None]],
+    inputs: Iterable[tuple[str, str | os.PathLike | None]] = (),
+    advice: str = "choose another output",
+) -> None:
+    """Refuse (:class:`OutputPathError`) an output that is the same file as an input or as an earlier output.
+
+    ``outputs`` and ``inputs`` are ``(name, path)`` pairs, the name as the
+    error gives it (``--json``, ``the sidecar of --agents``; see
+    :func:`checkpoint_files`); a path that is None, empty or ``-``
+    (standard output) is skipped. Sameness is :func:`same_file`'s. Every
+    command calls this before any work: a report written over the checkpoint
+    it measured, records appended to a policy, a checkpoint trained over the
+    records it was fitted to, each destroyed the only copy of an input.
+    The message names both, with the path as the input (or earlier output)
+    spelled it: ``--json is the same file as --records (R.jsonl); choose
+    another output``.
+    """
+    given = [(name, os.fspath(p)) for name, p in inputs if isinstance(p, (str, os.PathLike)) and os.fspath(p)]
+    seen: list[tuple[str, str]] = []
+    for name, path in outputs:
+        if not isinstance(path, (str, os.PathLike)) or os.fspath(path) in ("", "-"):
+            continue
+        path = os.fspath(path)
+        for other, where in given + seen:
+            if same_file(path, where):
+                raise OutputPathError(f"{name} is the same file as {other} ({where}); {advice}")
+        seen.append((name, path))
 
 
 # --------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def test_the_output_is_never_one_of_the_inputs(tmp_path, capsys):
     os.symlink(a, tmp_path / "link.pt")
     for out in (a, tmp_path / "link.pt"):
         code, _, err = run(["average", str(a), str(b), "--out", str(out)], capsys)
-        assert code == 2 and "is one of the checkpoints to average" in err, err
+        assert code == 2 and "--out is the same file as CKPT (" in err, err
     assert a.read_bytes() == before
 
 

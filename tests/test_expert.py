@@ -157,6 +157,7 @@ def test_a_tiny_run_writes_an_ordinary_policy(tmp_path, capsys):
         (["--config", "PRESET"], "--config: unknown key(s) worldz"),
         (["--worlds", "x"], "argument --worlds: expected an integer, got 'x'"),
         (["--eval-deals", "1"], "--eval-deals must be 0 (no evaluation) or at least 2"),  # a NaN CI in the JSON
+        (["--games", "1", "--holdout", "0.99"], "--holdout 0.99 of --games 1 holds out every game"),  # fit on none
     ],
 )
 def test_a_bad_option_is_a_clear_error_and_nothing_is_written(tmp_path, capsys, flags, message):
@@ -170,6 +171,30 @@ def test_a_bad_option_is_a_clear_error_and_nothing_is_written(tmp_path, capsys, 
     assert last.startswith("bobshat expert: error: ") and message in last, stderr
     assert "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preset.yaml"]
+
+
+def test_a_rerun_into_a_log_dir_with_events_is_refused(tmp_path, capsys):
+    tb = tmp_path / "tb"
+    argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--log-dir", str(tb), *TINY, "--eval-deals", "0", "--quiet"]
+    code, _, stderr = run([*argv, "--out", str(tmp_path / "one.pt")], capsys)
+    assert code == 0, stderr
+    events = sorted(p.name for p in tb.iterdir())
+    assert len(events) == 1
+    code, _, stderr = run([*argv, "--out", str(tmp_path / "two.pt")], capsys)  # the same steps again: refused
+    assert code == 2 and "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"bobshat expert: error: --log-dir {tb} already holds a run's TensorBoard events"), stderr
+    assert sorted(p.name for p in tb.iterdir()) == events and not (tmp_path / "two.pt").exists()
+
+
+def test_a_round_with_nothing_to_fit_is_an_error_and_leaves_nothing(tmp_path, capsys):
+    # policy bids (no label) and one card play in a thousand labelled: the one training game holds no label
+    argv = ["expert", *BH_FLAGS, "--init-from", POLICY, "--out", str(tmp_path / "out.pt"), "--log-dir"]
+    argv += [str(tmp_path / "tb"), *TINY, "--eval-deals", "0", "--bids", "policy", "--card-share", "0.001"]
+    code, _, stderr = run([*argv, "--holdout", "0.5", "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in stderr
+    assert "round 1: the training games hold no labelled decision" in stderr.strip().splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []  # no checkpoint, no events file to block a rerun there
 
 
 def test_the_preset_is_read_and_flags_win(tmp_path):
@@ -230,8 +255,8 @@ def _release(fifo: Path, reader: threading.Thread) -> None:
         ("log-dir-is-a-file", "--log-dir: cannot write {tmp}/tb: {tmp}/tb is not a folder"),
         ("log-dir-under-a-file", "--log-dir: cannot write {tmp}/file/tb: {tmp}/file is not a folder"),
         ("sidecar-is-a-folder", "--out: cannot write {tmp}/out.pt.json: it is a folder"),
-        ("json-is-the-sidecar", "--json {tmp}/out.pt.json: that is --out or its sidecar"),
-        ("json-is-out", "--json {tmp}/out.pt: that is --out or its sidecar"),
+        ("json-is-the-sidecar", "--json is the same file as the sidecar of --out ({tmp}/out.pt.json)"),
+        ("json-is-out", "--json is the same file as --out ({tmp}/out.pt)"),
         ("out-is-a-fifo", "--out: cannot write {tmp}/out.pt: not a regular file"),
         ("log-dir-is-out", "--log-dir {tmp}/out.pt: it would make a folder of --out's {tmp}/out.pt"),
         ("log-dir-under-the-sidecar", "--log-dir {tmp}/out.pt.json/tb: it would make a folder of --out's"),

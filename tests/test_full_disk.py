@@ -29,7 +29,8 @@ from bobshat_env.records import JsonlWriter, read_jsonl, write_jsonl
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="tmpfs, /dev/full and fork are Linux's")
 
 ROOT = Path(__file__).resolve().parents[1]
-OLD = [{"game": "old", "n": i, "pad": "o" * 300} for i in range(3)]
+# records-shaped: eval --records goes only over records (tests/test_same_file_outputs.py)
+OLD = [{"game": "bobs_hat", "hands": [], "n": i, "pad": "o" * 300} for i in range(3)]
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def test_a_failed_append_leaves_the_file_where_it_began(disk):
     assert path.read_bytes() == before
     assert [r for _, r in read_jsonl(path)] == OLD
     write_jsonl(path, [{"game": "small"}], append=True)  # the disk still takes what fits
-    assert [r["game"] for _, r in read_jsonl(path)] == ["old"] * 3 + ["small"]
+    assert [r["game"] for _, r in read_jsonl(path)] == ["bobs_hat"] * 3 + ["small"]
 
 
 def test_a_failed_append_without_a_final_newline_leaves_the_file_as_it_was(disk):
@@ -118,14 +119,15 @@ def test_commands_on_a_full_disk_answer_one_line_and_keep_the_old_file(tmp_path,
     argv, flag, name = CASES[case]
     with tmpfs(tmp_path / "disk", 64) as folder:
         target = folder / name
-        target.write_bytes(b"the user's old file\n")
+        old = b'{"game":"bobs_hat","hands":[],"old":1}\n' if flag == "--records" else b"the user's old file\n"
+        target.write_bytes(old)  # records go only over records (tests/test_same_file_outputs.py)
         fill(folder)
         code = main([*argv, flag, str(target)])
         err = capsys.readouterr().err
         assert code == 2, err
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert f"error: {flag}: cannot write {target}: No space left on device" in err, err
-        assert target.read_bytes() == b"the user's old file\n"
+        assert target.read_bytes() == old
         assert _names(folder) == sorted(["filler", name])
 
 

@@ -496,8 +496,9 @@ def test_an_abandoned_game_is_dropped_after_the_timeout(server):
 def test_the_server_holds_at_most_max_games(tmp_path):
     app = create_app(tmp_path, max_games=2)
     with TestClient(app, base_url="http://127.0.0.1") as client:
-        new_game(client)
-        new_game(client)
+        for _ in range(2):  # each under way (a game that never got a move would make room: test_ignored_options)
+            view = new_game(client)
+            assert client.post(f"/api/games/{view['id']}/move", json={"move": "hat+10"}).status_code == 200
         r = client.post("/api/games", json=BH_1HAND)
         assert r.status_code == 503 and "2 games in play" in r.json()["error"]
 

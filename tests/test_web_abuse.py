@@ -478,8 +478,9 @@ def test_finished_games_do_not_count_against_max_games(tmp_path):
             while not view["done"]:
                 view = client.post(f"/api/games/{view['id']}/advance", json={"steps": 1000}).json()
         assert len(app.state.store) == 4  # all kept (their records, replays) until the idle timeout
-        _game(client)
-        _game(client)
+        for _ in range(2):  # two under way (one that never got a move would make room)
+            gid = _game(client)["id"]
+            assert client.post(f"/api/games/{gid}/move", json={"move": "hat+10"}).status_code == 200
         r = client.post("/api/games", json=BH_1HAND)
         assert r.status_code == 503 and "2 games in play" in r.json()["error"]
 

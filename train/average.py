@@ -139,13 +139,6 @@ def _source(path: str | os.PathLike, meta: dict[str, Any], weight: float) -> dic
     return {"file": Path(path).name, "weight": weight, **{k: meta[k] for k in SOURCE_FIELDS if k in meta}}
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def format_report(out: str, meta: dict[str, Any]) -> str:
     """What ``bobshat average`` prints: each source with its weight, then the file written."""
     lines = [f"averaged {len(meta['averaged_from'])} policies of {meta['game']}, {meta['players']} players:"]
@@ -164,9 +157,6 @@ def cli_average(args: Any) -> int:
     out = Path(args.out)
     for path in (out, out.with_name(out.name + ".json")) if out.name else (out,):  # the checkpoint, its sidecar
         check_writable(path, "--out", regular=True)
-    for path in args.checkpoints:
-        if _same_file(out, Path(path)) or _same_file(out.with_name(out.name + ".json"), Path(path)):
-            raise AverageError(f"--out {args.out} is one of the checkpoints to average; name a new file")
     weights = parse_weights(args.weights, len(args.checkpoints))
     tensors, meta = average_checkpoints(args.checkpoints, weights)  # a bad input: its CheckpointError
     with sigterm_as_exit():  # SIGTERM: exit 143 through write_checkpoint's cleanup (the sidecar put back)

@@ -44,19 +44,30 @@ class Board:
         self._hook = threading.excepthook
         threading.excepthook = self._quiet
         folder = Path(log_dir)
-        made = [q for q in (folder, *folder.parents) if not q.exists()]  # deepest first
+        self._made = [q for q in (folder, *folder.parents) if not q.exists()]  # deepest first
+        self._before = set(self._own_events()) if folder.is_dir() else set()
         try:
             self.writer = SummaryWriter(log_dir, **writer_options)
         except OSError as err:
-            with contextlib.suppress(OSError):
-                for name in os.listdir(folder):  # its events file names this process: events.out.tfevents.T.HOST.PID.N
-                    if name.startswith("events.out.tfevents.") and f".{os.getpid()}." in name:
-                        (folder / name).unlink()
-            for q in made:
-                with contextlib.suppress(OSError):
-                    q.rmdir()
+            self._take_back()
             self._restore()
             raise error(log_dir, err) from None
+
+    def _own_events(self) -> list[str]:
+        """This process's events files in the folder (their names end ``.HOST.PID.N``)."""
+        with contextlib.suppress(OSError):
+            names = os.listdir(self.log_dir)
+            return [n for n in names if n.startswith("events.out.tfevents.") and f".{os.getpid()}." in n]
+        return []
+
+    def _take_back(self) -> None:
+        """Remove the events files and the folders this board made (a run that wrote nothing leaves nothing)."""
+        for name in set(self._own_events()) - self._before:
+            with contextlib.suppress(OSError):
+                (Path(self.log_dir) / name).unlink()
+        for q in self._made:
+            with contextlib.suppress(OSError):
+                q.rmdir()
 
     def _quiet(self, args: Any) -> None:
         if not (isinstance(args.exc_value, OSError) and _is_board_thread(args.thread)):
@@ -90,9 +101,10 @@ class Board:
         with self._writing():
             self.writer.flush()
 
-    def close(self, finished: bool) -> None:
+    def close(self, finished: bool, keep: bool = True) -> None:
         """Close the writer (once; later calls do nothing); its error is raised only if the run ``finished``
-        (else the run already ends with an error of its own, the one to report)."""
+        (else the run already ends with an error of its own, the one to report). ``keep=False``: the run
+        logged nothing worth keeping, so its events file, and the folders the board made, go."""
         if self._closed:
             return
         self._closed = True
@@ -102,4 +114,6 @@ class Board:
             if finished:
                 raise self._error(self.log_dir, err) from None
         finally:
+            if not keep:
+                self._take_back()
             self._restore()

@@ -47,7 +47,9 @@ continues (PPO after distillation is the mix of the two losses, in turn).
 Every option is checked before anything is read or written; a bad one is a
 one-line error naming it. So are the outputs (:func:`check_outputs`: ``out``
 and its sidecar regular files, ``--json`` neither of them, ``log_dir`` a
-folder that can be made and not in the checkpoint's place). Two runs writing
+folder that can be made, not in the checkpoint's place, and without another
+run's TensorBoard events: there is no resume, and a rerun into it would draw
+its rounds over the first run's). Two runs writing
 the same ``out`` take turns at each write (``bobshat imitate``'s writer: a
 lock, and a write that fails part-way leaves the previous round's pair);
 SIGTERM exits 143 and Ctrl-C 130, leaving the last finished round's
@@ -77,7 +79,7 @@ from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
 from train.board import Board
-from train.imitate import ImitateOptions, fit
+from train.imitate import ImitateOptions, fit, holdout_games
 
 BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
@@ -170,6 +172,11 @@ def check_options(opts: ExpertOptions) -> None:
         raise ExpertError(f"--bids must be one of {', '.join(BID_LABELS)}, got {opts.bids!r}")
     if opts.card_share == 0 and opts.bids == "policy":
         raise ExpertError("--card-share 0 with --bids policy labels nothing: label card plays or bids")
+    if opts.games - int(holdout_games(opts.games, opts.holdout, 0).sum()) < 1:  # how many: the same for any seed
+        raise ExpertError(
+            f"--holdout {opts.holdout:g} of --games {opts.games} holds out every game: no game is left to fit on "
+            "(lower --holdout, or play 2 games or more)"
+        )
     if not opts.init_from:
         raise ExpertError("--init-from is required: the policy checkpoint to improve")
     if not opts.out:
@@ -188,9 +195,12 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
 
     ``--out`` and its sidecar ``OUT.json`` must be regular files or not exist
     yet (a FIFO would block the run at its first checkpoint, and ``ppo:PATH``
-    reads the checkpoint back); ``--json`` is neither of them; ``--log-dir``
-    is a folder or can be made one (its nearest existing ancestor is a folder
-    this process can create files in).
+    reads the checkpoint back); ``--log-dir`` is a folder or can be made one
+    (its nearest existing ancestor is a folder this process can create files
+    in) and holds no TensorBoard events yet (a rerun into it would draw its
+    rounds over the first run's). That no output is an input or another
+    output (``--json`` is not ``--out``, ``--out`` is not ``--init-from``)
+    ``bobshat expert`` checks first (:func:`bobshat_env.paths.check_distinct`).
     """
     from bobshat_env.paths import check_writable
 
@@ -199,14 +209,18 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
     for path in (out, sidecar):
         check_writable(path, "--out", regular=True)  # a FIFO, a device: refused (a checkpoint is read back)
     if json_path not in (None, "-"):
-        check_writable(json_path, "--json")
-        if os.path.realpath(json_path) in {os.path.realpath(out), os.path.realpath(sidecar)}:
-            raise ExpertError(f"--json {json_path}: that is --out or its sidecar {sidecar}; name another file")
+        check_writable(json_path, "--json")  # not --out nor its sidecar: bobshat expert checks that first
     folder = Path(board_dir(opts))
     board = os.path.realpath(folder)
     for path in (out, sidecar):  # the log dir's folders would take the checkpoint's place
         if board == os.path.realpath(path) or board.startswith(os.path.join(os.path.realpath(path), "")):
             raise ExpertError(f"--log-dir {folder}: it would make a folder of --out's {path}; name another folder")
+    events = sorted(folder.glob("events.out.tfevents.*")) if folder.is_dir() else []
+    if events:  # a second run's steps would be drawn over the first's (duplicate points): no resume here
+        raise ExpertError(
+            f"--log-dir {folder} already holds a run's TensorBoard events ({events[0].name}): a new run there would "
+            "plot its rounds over them; name another folder, or remove that one"
+        )
     first = next(q for q in (folder, *folder.parents) if q.exists() or q.is_symlink())
     if not first.is_dir():
         raise ExpertError(f"--log-dir: cannot write {folder}: {first} is not a folder")
@@ -423,7 +437,6 @@ def fit_options(opts: ExpertOptions, round_no: int) -> ImitateOptions:
 
 def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run ``opts.rounds`` rounds (module docstring); returns the report (one entry per round)."""
-    from train.imitate import holdout_games
 
     check_options(opts)
     say = log or (lambda msg: None)
@@ -442,6 +455,8 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
             held_games = holdout_games(opts.games, opts.holdout, opts.seed + r)
             held = held_games[labels.game]
             train_set, held_set = labels.take(np.nonzero(~held)[0]), labels.take(np.nonzero(held)[0])
+            if train_set.n == 0:  # nothing to fit: the round would write the policy unchanged as if it had learned
+                raise ExpertError(f"round {r + 1}: the training games hold no labelled decision; nothing to fit on")
             before = agreement(net, held_set if held_set.n else train_set)  # the held-out games, as after the fit
             changed = float((labels.label != labels.greedy).mean())
             t1 = time.perf_counter()
@@ -468,7 +483,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
             _say_round(row, say)
         finished = True
     finally:
-        board.close(finished)
+        board.close(finished, keep=bool(rounds))  # a run stopped before its first round leaves no events
     return {"game": game.name, "players": game.players, "options": _plain(opts), "rounds": rounds, "out": opts.out}
 
 

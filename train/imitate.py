@@ -72,7 +72,7 @@ from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
 from bobshat_env.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
-from bobshat_env.records import read_records, replay_report, replay_steps
+from bobshat_env.records import RecordFormatError, read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching
 from train.threads import set_torch_threads
 
@@ -356,12 +356,20 @@ def _check_record_game(game: Any, record: dict) -> str | None:
 
 
 def count_records(paths: Iterable[str]) -> list[int]:
-    """Non-blank lines of each file (the records :func:`read_records` will give); a clear error if one is missing."""
+    """The records of each file, every line read as :func:`read_records` will give it: a clear error naming
+    the file and line at the first that is no record (a binary file, a line longer than any record), before
+    the games are split, and if a file is missing."""
     counts = []
     for path in paths:
         try:
-            with open(path, "rb") as f:
-                counts.append(sum(1 for line in f if line.strip()))
+            n = 0
+            for _line, record, why in read_records(path):
+                if record is None:
+                    raise ImitationError(f"--records: {path}: {why}")
+                n += 1
+            counts.append(n)
+        except RecordFormatError as err:  # a line too long to read: the reading stops there
+            raise ImitationError(f"--records: {path}: {err}") from None
         except FileNotFoundError:
             raise ImitationError(f"--records: no such file: {path}") from None
         except IsADirectoryError:
@@ -406,7 +414,7 @@ def build_sets(
             log(f"replayed {i:,}/{n_games:,} games ({time.perf_counter() - t0:.0f} s)")
 
     for path in paths:
-        for line, record, why in read_records(path):
+        for line, record, why in read_records(path):  # count_records read them all: no line is too long
             if record is None:
                 raise ImitationError(f"--records: {path}: {why}")
             wrong = _check_record_game(game, record)

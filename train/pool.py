@@ -338,6 +338,19 @@ def _held(signum: int) -> Iterator[None]:
             signal.raise_signal(signum)
 
 
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held within the block (:func:`_held`): each acts once the block is done.
+
+    For a step that must not stop half-way (``bobshat train``'s update: an
+    interrupt then saves the state as the update left it, never a network
+    updated on half a batch). Where SIGTERM has no Python handler (no
+    :func:`sigterm_as_exit` around the block) it still ends the process at once.
+    """
+    with _held(signal.SIGINT), _held(signal.SIGTERM):
+        yield
+
+
 def _numba_compiling() -> Any:
     """numba's compiler lock if this thread holds it (a kernel is being compiled), else None.
 

@@ -136,7 +136,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from agents import make_agent
     from agents.arena import play_games
-    from agents.registry import count_error, split_specs
+    from agents.registry import count_error, spec_checkpoints, split_specs
 
     from ..games import make_game
 
@@ -144,7 +144,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
     if len(specs) != game.players:
         raise ConfigError(count_error("--agents", len(specs), game.players))
-    check_outputs(args, "records")
+    check_outputs(args, "records", inputs=spec_checkpoints("--agents", args.agents))
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
     if args.records:
@@ -190,16 +190,31 @@ def cmd_replay(args: argparse.Namespace) -> int:
 # The flags that name an output file; ``-`` means stdout only for the JSON reports.
 OUTPUT_FLAGS = ("records", "json", "plot", "save", "out")
 STDOUT_FLAGS = ("json",)
+RECORD_FLAGS = ("records", "save")  # outputs that get game records: only a new or empty file, or records
 
 
-def check_outputs(args: argparse.Namespace, *flags: str) -> None:
+def check_outputs(
+    args: argparse.Namespace,
+    *flags: str,
+    outputs: Sequence[tuple[str, Any]] = (),
+    inputs: Sequence[tuple[str, Any]] = (),
+) -> None:
     """Refuse output paths that cannot be written before any game is played.
 
-    ``-`` is stdout for ``--json``; anywhere else it is refused (it would be a
-    file named ``-``). A ``--plot`` name must end with an image extension.
+    First, no output is the same file as an input or as another output
+    (:func:`bobshat_env.paths.check_distinct`): ``outputs`` are the
+    command's other outputs (``--out`` and its sidecar), listed before the
+    ``flags``, and ``inputs`` what it reads (``(name, path)`` pairs: see
+    :func:`~bobshat_env.paths.checkpoint_files`,
+    :func:`agents.registry.spec_checkpoints`). Then each flag's file:
+    ``-`` is stdout for ``--json``; anywhere else it is refused (it would be
+    a file named ``-``). A ``--plot`` name must end with an image extension.
+    Records (``--records``, ``--save``) go only to a new or empty file or
+    one of records (:func:`bobshat_env.records.io.check_records_output`).
     """
-    from ..paths import check_plot_path, check_writable
+    from ..paths import check_distinct, check_plot_path, check_writable
 
+    check_distinct([*outputs, *((f"--{flag}", getattr(args, flag)) for flag in flags)], inputs)
     for flag in flags:
         path = getattr(args, flag)
         if path is None:
@@ -211,6 +226,20 @@ def check_outputs(args: argparse.Namespace, *flags: str) -> None:
         check_writable(path, f"--{flag}")
         if flag == "plot":
             check_plot_path(path, "--plot")
+        if flag in RECORD_FLAGS:
+            from ..records.io import check_records_output
+
+            check_records_output(path, f"--{flag}")
+
+
+def shipped_checkpoints() -> list[tuple[str, str]]:
+    """The project's shipped checkpoints and their sidecars, as inputs of a command that reads its table's
+    by default (``bids``' play policy and bidder ``shipped``, the variance reduction's value function)."""
+    from agents.shipped import shipped_checkpoints as folder
+
+    from ..paths import checkpoint_files
+
+    return [pair for path in sorted(folder().glob("*.pt")) for pair in checkpoint_files("a shipped checkpoint", path)]
 
 
 def _output_flag(args: argparse.Namespace, path: str) -> str | None:
@@ -225,20 +254,29 @@ def _output_flag(args: argparse.Namespace, path: str) -> str | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from agents.registry import spec_checkpoints
     from train.evaluate.command import cli_eval
 
+    from ..paths import checkpoint_files
+
     options = game_options(args)
-    check_outputs(args, "json", "records", "plot")
+    inputs = spec_checkpoints("--agents", args.agents) + checkpoint_files("--vr-value", args.vr_value)
+    inputs += spec_checkpoints("--vr-proxy", args.vr_proxy)
+    if args.variance_reduction and not args.vr_value:
+        inputs += shipped_checkpoints()  # the table's value function
+    check_outputs(args, "json", "records", "plot", inputs=inputs)
     return cli_eval(args, options)
 
 
 def cmd_bids(args: argparse.Namespace) -> int:
     """``bobshat bids``: the game options default to None here, so ``--suite`` can refuse any given one."""
+    from agents.registry import spec_checkpoints
     from train.bids.command import cli_bids
 
     defaults = vars(_game_option_parser().parse_args([]))
     given = [k for k in defaults if getattr(args, k) is not None]
-    check_outputs(args, "json", "plot")
+    inputs = spec_checkpoints("--bidders", args.bidders) + spec_checkpoints("--play", args.play)
+    check_outputs(args, "json", "plot", inputs=inputs + shipped_checkpoints())  # the default play policy
     if args.suite:
         if given:
             raise ConfigError(
@@ -267,14 +305,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     P = game.players
     if not 0 <= args.seat < P:
         raise ConfigError(f"--seat must be 0-{P - 1} for {P} players, got {args.seat}")
-    from agents.registry import split_specs
+    from agents.registry import spec_checkpoints, split_specs
 
     specs = split_specs(args.opponents or default_opponent(game))
     if len(specs) == 1:
         specs = specs * (P - 1)
     if len(specs) != P - 1:
         raise ConfigError(f"--opponents names {len(specs)} bots but {P} players need {P - 1} (or one for all)")
-    check_outputs(args, "save")  # play checks it again, for appending
+    check_outputs(args, "save", inputs=spec_checkpoints("--opponents", args.opponents))  # play checks it again
     result = play(game, args.seat, specs, seed=args.seed, save=args.save)
     return result.exit_code
 
@@ -288,9 +326,16 @@ def _host(text: str) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Play, watch and replay in the browser (bobshat_env/app/web)."""
-    from agents.registry import split_specs
+    import os
 
+    from agents.registry import spec_checkpoints, split_specs
+
+    from ..paths import check_distinct
     from .web import serve
+    from .web.session import RECORDS_FILE
+
+    games = os.path.join(args.records_dir, RECORDS_FILE)
+    check_distinct([(f"--records-dir's {RECORDS_FILE}", games)], spec_checkpoints("--agents", args.agents))
 
     return serve(
         host=args.host,
@@ -348,6 +393,10 @@ def cmd_imitate(args: argparse.Namespace) -> int:
     """A policy fitted to the decisions in records files (train/imitate.py)."""
     from train.imitate import cli_imitate  # imports torch
 
+    from ..paths import checkpoint_files
+
+    inputs = [("--records", path) for path in args.records] + checkpoint_files("--init-from", args.init_from)
+    check_outputs(args, "json", outputs=checkpoint_files("--out", args.out), inputs=inputs)
     return cli_imitate(args, game_options(args))
 
 
@@ -356,6 +405,8 @@ def cmd_expert(args: argparse.Namespace) -> int:
     import yaml
 
     from train.expert import ExpertError, cli_expert, options_from  # imports torch
+
+    from ..paths import checkpoint_files
 
     preset: dict[str, Any] = {}
     if args.config is not None:
@@ -372,6 +423,8 @@ def cmd_expert(args: argparse.Namespace) -> int:
     args.game = args.game or opts.extra.get("game", GAMES[0])
     args.players = args.players if args.players is not None else opts.extra.get("players", 4)
     options = {**dict(opts.extra.get("game_options") or {}), **game_options(args)}
+    inputs = checkpoint_files("--init-from", opts.init_from) + [("--config", args.config)]
+    check_outputs(args, "json", outputs=checkpoint_files("--out", opts.out), inputs=inputs)
     return cli_expert(args, options, opts)
 
 
@@ -379,6 +432,10 @@ def cmd_average(args: argparse.Namespace) -> int:
     """One policy whose weights are the mean of several policies' (train/average.py)."""
     from train.average import cli_average  # imports torch
 
+    from ..paths import checkpoint_files
+
+    inputs = [pair for path in args.checkpoints for pair in checkpoint_files("CKPT", path)]
+    check_outputs(args, outputs=checkpoint_files("--out", args.out), inputs=inputs)
     return cli_average(args)
 
 
@@ -486,23 +543,24 @@ def _eval_parser(sub: Any) -> None:
     p.add_argument(
         "--vr-value", default=None, metavar="PATH", help="value function checkpoint (default: the table's shipped one)"
     )
-    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=8, help="fresh deals per chance event (default 8)")
+    # the --vr-* defaults are None, so that one given without --variance-reduction is refused (cli_eval)
+    p.add_argument("--vr-fresh", type=int_range(1, 1024), default=None, help="fresh deals per chance event (default 8)")
     p.add_argument(
         "--vr-decisions",
         choices=("bids", "all", "none"),
-        default="bids",
+        default=None,
         help="decisions of agents with known probabilities that get a control variate: bids (and hat choices), "
         "all (card play too, slower), none (default bids)",
     )
     p.add_argument(
         "--vr-proxy",
-        default="auto",
+        default=None,
         metavar="SPECS",
         help="multi-fidelity control variate: every deal also played by cheap proxies of the agents (auto: pimc "
         "and search with 1/8 of their worlds, used when an agent has one; none; or one spec per distinct agent)",
     )
     p.add_argument(
-        "--vr-proxy-fresh", type=int_range(1, 1024), default=4, help="the proxies' fresh deals per deal (default 4)"
+        "--vr-proxy-fresh", type=int_range(1, 1024), default=None, help="the proxies' fresh deals per deal (default 4)"
     )
     p.set_defaults(func=cmd_eval)
 
@@ -596,7 +654,13 @@ def _serve_parser(sub: Any) -> None:
         default=1800.0,
         help="seconds before an abandoned game is dropped (1 to 604800, default 1800)",
     )
-    p.add_argument("--max-games", type=int_range(1, 10_000), default=100, help="games in play at once (default 100)")
+    p.add_argument(
+        "--max-games",
+        type=int_range(1, 10_000),
+        default=100,
+        help="games in play at once (default 100); when full, a new game replaces the one idle longest that "
+        "never got a move",
+    )
     p.add_argument(
         "--max-upload-mb",
         type=float_range(0.001, 1024.0),
@@ -656,7 +720,7 @@ def _exploit_parser(sub: Any) -> None:
         "--config", default=None, help="PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)"
     )
     p.add_argument(
-        "--total-decisions", type=int_range(0), default=None, help="table decisions to train for (default: preset)"
+        "--total-decisions", type=int_range(1), default=None, help="table decisions to train for (default: preset)"
     )
     p.add_argument(
         "--time-limit-min",

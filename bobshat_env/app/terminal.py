@@ -138,7 +138,10 @@ class TerminalGame:
         self.input = input
         self.out = output if output is not None else sys.stdout
         if save is not None:
+            from ..records.io import check_records_output
+
             check_writable(save, "--save", append=True)
+            check_records_output(save, "--save")  # a records file, new or empty: never a checkpoint
         self.save = save
         self.text: GameText = game.play_text()  # the class the game's description names
         self.state: Any = None  # the game being played (B = 1), set by run()
@@ -296,11 +299,13 @@ class TerminalGame:
     def _save(self, record: dict) -> str | None:
         """Append the record to ``save``; if that fails, to a new file nearby. Returns where it went."""
         from ..records import write_jsonl
+        from ..records.io import check_records_output
 
         try:
+            check_records_output(self.save)  # still records: the game may have taken a while
             write_jsonl(self.save, [record], append=True)
-        except OSError as err:
-            self.say(f"Could not save the game to {self.save}: {err.strerror or err}.")
+        except (OSError, ValueError) as err:  # ValueError: the file is no longer records
+            self.say(f"Could not save the game to {self.save}: {getattr(err, 'strerror', None) or err}.")
         else:
             self.say(f"Game saved to {self.save} (check it with: bobshat replay {self.save}).")
             return self.save

@@ -375,7 +375,6 @@ WHY_MISSED = 2  # missed a bid (Bob's Hat: at least one of its bids)
 WHY_ROLE = 4  # scored the role the game's ROLE_CARDS carry (Bob's Hat: held the hat, its value is in the score)
 WHY_NO_BID = 8  # bid nothing (Bob's Hat's no-bid option): the hand scores 0, the hat included
 WHY_RENEGE = 16  # reneged (Bob's Hat's renege mode): the renege penalty; the hand is dealt again
-WHY_NAMES = ("made", "missed", "role", "no_bid", "renege")  # bit i of a code is WHY_NAMES[i]
 
 
 @dataclass

@@ -10,7 +10,8 @@ The package, a job per module:
 
 - ``recorder``: :class:`Recorder`, batched core steps -> record dicts;
 - ``io``: JSON Lines through the one atomic writer (:func:`write_jsonl`,
-  :class:`JsonlWriter`, :func:`read_jsonl`, :func:`read_records`);
+  :class:`JsonlWriter`, :func:`read_jsonl`, :func:`read_records`, each line
+  read through :func:`bounded_lines`, at most :data:`MAX_RECORD_LINE` bytes);
 - ``validate``: the replay of one record (:func:`replay_report`,
   :func:`replay_record`, :func:`replay_steps`), ``faults`` what it reports
   and ``steps`` the states it passes through;
@@ -23,7 +24,16 @@ The package, a job per module:
 
 from .command import replay_file, replay_main
 from .faults import Fault, ReplayReport
-from .io import JsonlWriter, RecordFormatError, read_jsonl, read_records, write_jsonl
+from .io import (
+    MAX_RECORD_LINE,
+    JsonlWriter,
+    RecordFormatError,
+    RecordLineTooLong,
+    bounded_lines,
+    read_jsonl,
+    read_records,
+    write_jsonl,
+)
 from .recorder import Recorder
 from .rules import FORMAT
 from .steps import ReplayStep
@@ -31,12 +41,15 @@ from .validate import replay_record, replay_report, replay_steps
 
 __all__ = [
     "FORMAT",
+    "MAX_RECORD_LINE",
     "Fault",
     "JsonlWriter",
     "Recorder",
     "RecordFormatError",
+    "RecordLineTooLong",
     "ReplayReport",
     "ReplayStep",
+    "bounded_lines",
     "read_jsonl",
     "read_records",
     "replay_file",

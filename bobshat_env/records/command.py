@@ -14,7 +14,7 @@ from typing import TextIO
 
 from ..text import plural
 from .faults import Fault, ReplayReport
-from .io import iter_lines
+from .io import RecordLineTooLong, iter_lines
 from .validate import replay_report
 
 
@@ -37,7 +37,8 @@ def replay_main(path: str, out: TextIO | None = None) -> int:
     """``bobshat replay FILE``: print a line per record and each fault; the exit code.
 
     0 when every record is valid; 1 when any record has a fault or the file
-    holds no record; 2 when the file cannot be read.
+    holds no record; 2 when the file cannot be read, or holds a line longer
+    than any record (:data:`~bobshat_env.records.io.MAX_RECORD_LINE`).
     """
     out = sys.stdout if out is None else out
     n = bad = n_faults = 0
@@ -64,6 +65,9 @@ def replay_main(path: str, out: TextIO | None = None) -> int:
                 print(f"  {f}", file=out)
     except OSError as err:
         print(f"cannot read {path}: {err.strerror or err}", file=out)
+        return 2
+    except RecordLineTooLong as err:  # no record is that long, and reading on would hold the whole line
+        print(f"cannot read {path}: {err}", file=out)
         return 2
     if n == 0:
         print(f"{path}: no game records", file=out)

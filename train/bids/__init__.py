@@ -81,6 +81,7 @@ JSON schema (``--json``; :func:`report_json` builds it)::
         "play_sha256": str | null,                   # of a ppo: checkpoint file
         "seed": int, "deals": int, "worlds": int, "playouts": int,
         "hands_per_game": int, "batch_size": int,
+        "variance_reduction": bool,                  # on (the default) or off (--no-variance-reduction)
         "bidders": [{
           "name": str,                               # the bidder's spec ("shipped": the table's checkpoint)
           "hands": int, "decisions": {"bid": int, "hat": int},

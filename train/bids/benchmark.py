@@ -42,7 +42,6 @@ SUITES: dict[str, dict[str, Any]] = {
 
 
 @dataclass
-@dataclass
 class _Chunk:
     """One unit of work: one bidder's games [d0, d1), played and then valued by the oracles."""
 
@@ -62,7 +61,6 @@ class _Chunk:
 
 
 @dataclass
-@dataclass
 class _ChunkResult:
     """What one chunk measured: the bidder's decisions with their values, and what the oracles cost."""
 
@@ -72,7 +70,6 @@ class _ChunkResult:
     playouts: int
     playout_decisions: int
     oracle_seconds: float
-    sampling_play: bool
 
 
 class _BidWatcher:
@@ -214,7 +211,7 @@ def _play_chunk(ch: _Chunk) -> _ChunkResult:
         extra=extra,
         probs=probs,
     )
-    return _ChunkResult(ch.index, ch.bidder, dec, oracle["playouts"], oracle["steps"], seconds, sampling)
+    return _ChunkResult(ch.index, ch.bidder, dec, oracle["playouts"], oracle["steps"], seconds)
 
 
 # ==========================================================================
@@ -301,6 +298,7 @@ def measure(
             "playouts": (playouts or SAMPLING_PLAYOUTS) if sampling else 1,
             "hands_per_game": int(game.config.hands),
             "batch_size": batch_size,
+            "variance_reduction": bool(variance_reduction),
             "bidders": reports,
             "pairwise": pairwise,
             "run": {

@@ -17,7 +17,7 @@ from train.evaluate.report import pct
 from train.evaluate.statistics import ratio
 
 from .oracle import OBJECTIVES, Decisions
-from .report import curve_edges, deal_ci, fmt, per_deal
+from .report import cell, curve_edges, deal_ci, fmt, per_deal
 
 TYPES = ("most_blue", "most_red", "most_black", "fewest", "double_fewest")
 
@@ -162,7 +162,7 @@ class BobsHatOracle:
             c = b["calibration"]["types"]
             out.append(
                 f"{b['name']:<{w}}"
-                + "".join(f"{pct(c[k]['rate']) + ' / ' + pct(c[k]['success']) + ' / ' + pct(c[k]['predicted']):>24}"
+                + "".join(cell(f"{pct(c[k]['rate'])} / {pct(c[k]['success'])} / {pct(c[k]['predicted'])}", 24)
                           for k in types)
             )  # fmt: skip
         out.append("")
@@ -179,8 +179,9 @@ class BobsHatOracle:
                 for o in ("hindsight", "info_set")
             ]
             out.append(
-                f"{b['name']:<{w}}{pct(h['chose_plus']):>7}{cells[0]:>20}{cells[1]:>16}{cells[2]:>20}{cells[3]:>16}"
-                f"   ({h['decisions']} choices)"
+                f"{b['name']:<{w}}{cell(pct(h['chose_plus']), 7)}"
+                + "".join(cell(c, width) for c, width in zip(cells, (20, 16, 20, 16)))
+                + f"   ({h['decisions']} choices)"
             )
         return out
 

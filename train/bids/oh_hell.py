@@ -17,6 +17,7 @@ from train.evaluate.report import pct
 from train.evaluate.statistics import ratio
 
 from .oracle import Decisions
+from .report import cell
 
 
 def _rows(bid: np.ndarray, taken: np.ndarray, best: np.ndarray, groups: np.ndarray) -> dict[str, dict]:
@@ -100,8 +101,8 @@ class OhHellOracle:
             c = b["calibration"]
             by = c["by_hand_size"]
             out.append(
-                f"{b['name']:<{w}}{c['over_under']:>+7.2f}"
-                + "".join(f"{by[str(s)]['over_under']:>+7.2f}" if str(s) in by else f"{'-':>7}" for s in sizes)
+                f"{b['name']:<{w}}{cell(format(c['over_under'], '+.2f'), 7)}"
+                + "".join(cell(f"{by[str(s)]['over_under']:+.2f}" if str(s) in by else "-", 7) for s in sizes)
             )
         out.append("")
         seats = sorted({int(k) for b in t["bidders"] for k in b["calibration"]["by_seat_from_dealer"]})
@@ -117,7 +118,7 @@ class OhHellOracle:
                     if r is None
                     else f"{r['over_under']:+.2f} {r['oracle_bid'] - r['mean_bid']:+.2f} {pct(r['exact_rate'])}"
                 )
-            out.append(f"{b['name']:<{w}}" + "".join(f"{c:>22}" for c in cells))
+            out.append(f"{b['name']:<{w}}" + "".join(cell(c, 22) for c in cells))
         return out
 
     @staticmethod

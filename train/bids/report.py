@@ -150,6 +150,15 @@ def fmt(x: float | None, spec: str = "+.3f") -> str:
     return "-" if x is None else f"{x:{spec}}"
 
 
+def cell(text: str, width: int) -> str:
+    """``text`` right-aligned in a column of ``width``, with at least one space before it.
+
+    A value wider than its column (an interval of 100 or more) pushes the
+    rest of the line right rather than running into its neighbour.
+    """
+    return f"{text:>{width}}" if len(text) < width else " " + text
+
+
 def format_report(doc: dict) -> str:
     """A readable terminal report of :func:`report_json`'s document."""
     lines: list[str] = []
@@ -175,12 +184,15 @@ def format_report(doc: dict) -> str:
         for b in t["bidders"]:
             h, i = b["regret"]["score"]["hindsight"], b["regret"]["score"]["info_set"]
             mh, mi = b["regret"]["margin"]["hindsight"], b["regret"]["margin"]["info_set"]
-            lines.append(
-                f"{b['name']:<{w}}{fmt(b['score_per_hand'], '+.3f'):>9}{fmt(b['ci95'], '.3f'):>7}"
-                f"{fmt(h['per_hand'], '.3f'):>10}{fmt(h['ci95'], '.3f'):>7}{fmt(i['per_hand'], '.3f'):>10}"
-                f"{fmt(i['ci95'], '.3f'):>7}{fmt(mh['per_hand'], '.3f'):>10}{fmt(mi['per_hand'], '.3f'):>9}"
-                f"{fmt(h['bid'], '.3f'):>8}{fmt(h['hat'], '.3f'):>8}{pct(h['zero_share']):>7}{pct(b['made_rate']):>8}"
-            )
+            cells = (
+                (fmt(b["score_per_hand"], "+.3f"), 9), (fmt(b["ci95"], ".3f"), 7),
+                (fmt(h["per_hand"], ".3f"), 10), (fmt(h["ci95"], ".3f"), 7),
+                (fmt(i["per_hand"], ".3f"), 10), (fmt(i["ci95"], ".3f"), 7),
+                (fmt(mh["per_hand"], ".3f"), 10), (fmt(mi["per_hand"], ".3f"), 9),
+                (fmt(h["bid"], ".3f"), 8), (fmt(h["hat"], ".3f"), 8),
+                (pct(h["zero_share"]), 7), (pct(b["made_rate"]), 8),
+            )  # fmt: skip
+            lines.append(f"{b['name']:<{w}}" + "".join(cell(text, width) for text, width in cells))
         lines.append(
             "(bid, hat: hindsight regret per bid and per hat choice; best: share of decisions whose choice was "
             f"a best one in hindsight, regret 0; made: {game_pieces(t['game']).made_words})"
@@ -214,14 +226,23 @@ def _vr_lines(t: dict, w: int) -> list[str]:
     rows = [(b["name"], b["variance_reduction"]) for b in t["bidders"] if b.get("variance_reduction")]
     rows += [(f"{d['a']} - {d['b']}", d["variance_reduction"]) for d in t["pairwise"] if d.get("variance_reduction")]
     if not rows:
-        return []
+        if not t.get("variance_reduction"):  # off by --no-variance-reduction: nothing to say
+            return []
+        return [
+            "",
+            "variance reduction: no reduced estimate here: no bidder has known probabilities (random, "
+            "ppo:...,sample=true); a deterministic or searching bidder's bids get no term (docs/variance_reduction.md)",
+        ]
     out = ["", "variance-reduced (decision terms of bidders with known probabilities, docs/variance_reduction.md):"]
+    w = max(w, *(len(name) + 2 for name, _ in rows))
     out.append(f"{'':<{w}}{'score per hand':>26}{'hindsight regret':>26}{'info-set regret':>26}")
     for name, vr in rows:
         cells = "".join(
-            f"{fmt(vr[k]['mean']):>9} ±{fmt(vr[k]['ci95'], '.3f')} x{fmt(vr[k]['variance_factor'], '.2f'):<6}"
+            cell(f"{fmt(vr[k]['mean'])} ±{fmt(vr[k]['ci95'], '.3f')} x{fmt(vr[k]['variance_factor'], '.2f')}", 26)
             for k in ("score", "hindsight", "info_set")
         )
-        out.append(f"{name:<{w + 4}}{cells}")
+        out.append(f"{name:<{w}}{cells}")
     out.append("(x: the variance factor, plain / reduced variance over deals; plain estimates above)")
+    if t["deals"] < 2:
+        out.append("(one deal: no interval and no variance factor, which need 2 deals or more)")
     return out

@@ -14,6 +14,8 @@ from .plots import plot
 from .report import format_report
 from .tournament import evaluate
 
+VR_FLAGS = ("vr_value", "vr_fresh", "vr_decisions", "vr_proxy", "vr_proxy_fresh")  # None unless given
+
 
 def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
     """The seats of a head-to-head between two entrants: ``["A", "B"]`` and ``"2v2"`` -> ``["A", "A", "B", "B"]``.
@@ -41,6 +43,12 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
     """Run ``bobshat eval`` from parsed arguments and the game options of ``cli.game_options``."""
     from bobshat_env.config import ConfigError
 
+    if not getattr(args, "variance_reduction", False):  # each --vr-* option tunes the reduction: alone, a mistake
+        for flag in VR_FLAGS:
+            if getattr(args, flag, None) is not None:
+                raise ConfigError(
+                    f"--{flag.replace('_', '-')} tunes the variance reduction, which is off; add --variance-reduction"
+                )
     game = make_game(args.game, **options)
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
     if getattr(args, "layout", None):

@@ -121,7 +121,7 @@ class Args:
     eval_every: int = _arg(10, "iterations between duplicate evaluations (0: only at the end, -1: never)")
     eval_deals: int = _arg(64, "deals per evaluation (each played once per seat)")
     eval_opponents: list = _arg(["random", "simple", "strong"], "bots to evaluate against (if registered)")
-    checkpoint_every: int = _arg(2, "iterations between checkpoints (and at the end)")
+    checkpoint_every: int = _arg(2, "iterations between checkpoints (and at the end, and on Ctrl-C or SIGTERM)")
 
 
 TRAIN_FOR = ("hand", "game")
@@ -199,7 +199,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     """``--config`` plus one ``--field-name VALUE`` flag per :class:`Args` field."""
     p = argparse.ArgumentParser(
         prog="bobshat train",
-        description="PPO with action masking and self-play (train/ppo/). Flags override the --config preset.",
+        description="PPO with action masking and self-play (train/ppo/). Flags override the --config preset. "
+        "Ctrl-C or SIGTERM saves a checkpoint of the last update on the way out: --resume continues from it.",
         allow_abbrev=False,
     )
     p.add_argument("--config", default=None, help="a YAML preset (configs/*.yaml): a mapping of the fields below")
@@ -263,8 +264,8 @@ def check_args(args: Args, pool: bool = True) -> None:
         )
     if args.num_steps < 0:
         raise ValueError(f"num_steps must be >= 0 (0: one whole game), got {args.num_steps}")
-    if args.total_decisions < 0:
-        raise ValueError(f"total_decisions must be >= 0, got {args.total_decisions}")
+    if args.total_decisions < 1:  # 0 trained nothing, wrote no checkpoint, and said "trained 0"
+        raise ValueError(f"total_decisions must be at least 1, got {args.total_decisions}")
     if args.time_limit_min < 0:
         raise ValueError(f"time_limit_min must be >= 0 (0: no limit), got {args.time_limit_min}")
     shape_error = hidden_shape_error(args.hidden)  # the loader's schema: what trains must load
@@ -356,7 +357,7 @@ _RANGES: dict[str, tuple[Any, Any]] = {
     "pfsp_power": (0.0, 100.0),
     "time_limit_min": (0.0, 1e6),
     "exploiter_decisions": (0, 10**15),
-    "total_decisions": (0, 10**15),
+    "total_decisions": (1, 10**15),
     "heuristic_floor": (0.0, 1.0),
     "max_snapshots": (0, 10_000),
     "eval_every": (-1, None),

@@ -10,6 +10,14 @@ collects and updates; then the run logs, grows its opponent pool and saves.
    (:func:`train.ppo.exploiters.add_exploiter`), every ``exploiters_every``;
 5. :func:`checkpoint`: ``ckpt.pt`` and ``policy.pt`` (layout: :mod:`agents.checkpoint`).
 
+Interrupts
+    Ctrl-C or SIGTERM saves a checkpoint on the way out (:meth:`TrainingRun.run`), so ``--resume``
+    continues from the last update made rather than from the last periodic checkpoint. The update is
+    never cut short (the signals are held while it runs, :func:`train.pool.signals_held`): an interrupt
+    during a rollout drops that rollout, and the checkpoint holds the network, optimizer and counters as
+    the last finished update left them. Nothing is saved when no update was made since the last checkpoint.
+    The status stays the signal's (130, 143).
+
 Budgets
     ``total_decisions`` and ``time_limit_min``, whichever ends first. The time limit is this command's
     wall time (a resumed run gets it again), and :class:`IterationClock` predicts each next iteration so
@@ -18,6 +26,7 @@ Budgets
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -35,12 +44,13 @@ from agents.ppo_agent import PolicyNet, PPOAgent
 from bobshat_env.games import make_game
 from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
+from train.pool import signals_held, sigterm_as_exit
 from train.ppo.collector import RolloutCollector, env_seed
-from train.ppo.config import Args, check_args, default_run_name, parse_args
+from train.ppo.config import Args, build_arg_parser, check_args, default_run_name, parse_args
 from train.ppo.exploiters import add_exploiter
 from train.ppo.learner import Counters, Learner, initial_weights, make_collector, set_up
 from train.ppo.rollout import Rollout
-from train.ppo.rundir import check_run_dir, check_same_run, run_lock
+from train.ppo.rundir import check_run_dir, check_run_inputs, check_same_run, run_lock
 from train.progress import ProgressBar
 from train.selfplay import OpponentPool
 from train.threads import set_torch_threads
@@ -146,6 +156,7 @@ def train(
     """
     t_start = time.perf_counter()
     check_args(args, pool=opponents is None)
+    check_run_inputs(args)  # init_from is not one of the files the run replaces
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
@@ -200,6 +211,10 @@ class TrainingRun:
             counters.iteration,
         )
         self.clock = IterationClock(limit_s, t_start)
+        # an interrupt saves the counters as the last finished update left them (run()): those of the start of
+        # the iteration under way until its update is done; the step of the last checkpoint written
+        self.committed = dataclasses.replace(counters)
+        self.saved_step = counters.global_step
         # the decision schedule's learning rate where this invocation starts, annealed to 0 over what is left
         self.dec_left = args.total_decisions - self.step_at_start
         lr_begin = args.learning_rate * (self.dec_left / args.total_decisions if args.total_decisions else 0.0)
@@ -232,6 +247,9 @@ class TrainingRun:
             while not last:
                 last, stats = self.iteration()
             finished = True
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM (sigterm_as_exit): keep the work done
+            self.save_on_the_way_out()
+            raise
         finally:
             self.learner.close()  # the actors, and a Ray this run started
             self.writer.close(finished)  # its error is the run's only if nothing else ended it
@@ -246,6 +264,7 @@ class TrainingRun:
         Returns whether it was the last (a budget is spent, or the next would pass the time limit) and its
         scalars."""
         args, counters, clock, learner = self.args, self.counters, self.clock, self.learner
+        self.committed = dataclasses.replace(counters)
         counters.iteration += 1
         it = counters.iteration
         if args.anneal_lr:
@@ -262,7 +281,9 @@ class TrainingRun:
         # with overlap_rollout the next rollout is played during this update, unless the decisions are spent
         # (a run stopped by its time limit drops the one played during its last update)
         more = counters.global_step < args.total_decisions
-        losses = learner.update(batch, collect_ahead=args.overlap_rollout and more)
+        with signals_held():  # an interrupt waits for the update: the network is never saved half-updated
+            losses = learner.update(batch, collect_ahead=args.overlap_rollout and more)
+            self.committed = counters  # from here an interrupt saves this iteration's counters, as they go on
 
         seconds = time.perf_counter() - self.t_start
         timing = {"lr": learner.lr, "update": learner.update_s}
@@ -316,6 +337,23 @@ class TrainingRun:
                 self.writer.add_scalar(key, value, step)
             learner.replace_evicted(evicted)
 
+    def save_on_the_way_out(self) -> None:
+        """On an interrupt: a checkpoint of the last finished update, if there is one since the last checkpoint,
+        and a line saying so (the interrupt's own line and status follow)."""
+        if self.committed is not self.counters:  # the iteration under way did not finish its update
+            for f in dataclasses.fields(self.counters):
+                setattr(self.counters, f.name, getattr(self.committed, f.name))
+        step = self.counters.global_step
+        self.progress.close()
+        if step <= self.saved_step:
+            return
+        self.save()
+        print(
+            f"bobshat train: saved {self.ckpt_path} at {step:,} table decisions on the way out (--resume continues)",
+            file=sys.stderr,
+            flush=True,
+        )
+
     def save(self) -> None:
         """:func:`checkpoint`; a failed write is one clear line, and the last checkpoint written stays as it was."""
         counters, learner = self.counters, self.learner
@@ -337,6 +375,7 @@ class TrainingRun:
             self.progress.close()
             self.writer.close(False)
             raise ValueError(f"cannot save the checkpoint {self.ckpt_path}: {err.strerror or err}") from None
+        self.saved_step = counters.global_step
         self.clock.checkpointed(time.perf_counter() - t_ckpt)
 
 
@@ -416,7 +455,9 @@ class IterationClock:
 def main(argv: list[str] | None = None) -> int:
     """``bobshat train``: parse, train, print a summary; returns the exit code."""
     args = parse_args(argv)
-    out = train(args)
+    check_run_inputs(args, build_arg_parser().parse_args(argv).config)  # nor is the preset
+    with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup, which saves a checkpoint (TrainingRun.run)
+        out = train(args)
     done, secs = out["decisions_this_run"], out["seconds"]
     why = "the time limit" if done and out["global_step"] < args.total_decisions else "total_decisions"
     print(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.checkpoint import RUN_FILES, CheckpointError
-from bobshat_env.paths import check_writable
+from bobshat_env.paths import check_distinct, check_writable, checkpoint_files
 from train.ppo.config import STRUCTURAL, Args, default_run_name
 
 
@@ -36,6 +36,22 @@ def check_run_dir(run_dir: Path, create: bool = True) -> None:
         raise ValueError(f"cannot make the run folder {run_dir}: {err.strerror or err}") from None
     for name in RUN_FILES:
         check_writable(run_dir / name, "run folder")
+
+
+def check_run_inputs(args: Args, config: str | None = None) -> None:
+    """Refuse (one line naming both) a run whose folder's files are one of its inputs, before anything is written.
+
+    A run replaces ``ckpt.pt``, ``policy.pt`` and their sidecars in its folder
+    (:data:`~agents.checkpoint.RUN_FILES`): ``init_from`` there (a run
+    started from its own folder's policy, under the same name) lost the
+    starting policy at the first checkpoint, with no copy. ``--resume``
+    reads and writes its own ``ckpt.pt`` and ignores ``init_from``: that
+    stays allowed. ``config``: the preset the arguments came from.
+    """
+    run_dir = Path(args.runs_dir) / default_run_name(args)
+    outputs = [(f"the run folder's {name}", str(run_dir / name)) for name in RUN_FILES]
+    inputs = [] if args.resume else checkpoint_files("--init-from", args.init_from)
+    check_distinct(outputs, inputs + [("--config", config)], advice="choose another --run-name")
 
 
 LOCK_FILE = ".lock"  # in the run folder: locked (flock) while a run uses the folder

@@ -62,6 +62,7 @@ def serve(
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
     from ...paths import check_writable
+    from ...records.io import check_records_output
     from .session import RECORDS_FILE, AgentCatalog
 
     if not host.strip():
@@ -97,6 +98,7 @@ def serve(
         made = True
     try:
         check_writable(folder / RECORDS_FILE, "--records-dir", append=True)
+        check_records_output(folder / RECORDS_FILE, "--records-dir")  # finished games are appended to it
     except BaseException:
         if made:  # the folder made just now goes again: nothing on disk changed
             folder.rmdir()

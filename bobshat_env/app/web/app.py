@@ -18,7 +18,8 @@ The JSON API they use (errors are ``{"error": "..."}`` with a 4xx status):
 - ``POST /api/games`` (the ``/play`` parameters as JSON) -> the table;
 - ``GET /api/games/{id}?since=N`` -> the table, with the log from entry N;
 - ``POST /api/games/{id}/move`` ``{"move": "blue14", "turn": T}`` (or
-  ``"action": ID``; ``"renege": true`` to confirm a renege) -> the table;
+  ``"action": ID``, or both naming the same move; ``"renege": true`` to
+  confirm a renege) -> the table;
   an illegal move (400), a move for another turn or a bot's turn (409)
   changes nothing;
 - ``POST /api/games/{id}/advance`` ``{"steps": N}``: up to N bot moves;

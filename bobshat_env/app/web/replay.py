@@ -22,7 +22,7 @@ from typing import Any
 
 from ...config import ConfigError
 from ...games import make_game
-from ...records import read_records, replay_report, replay_steps
+from ...records import RecordLineTooLong, read_records, replay_report, replay_steps
 from ...text import tell_step
 from .session import WebError, deck_faces, scoring_rows, table_view, trick_of
 
@@ -57,7 +57,16 @@ def summarize(
     past it, one last item says how many records were left unchecked, so a
     file of two-byte lines (``{}``) costs no more than a file of real records.
     """
-    out = []
+    out: list[dict[str, Any]] = []
+    try:
+        _summarize(source, cache, budget, out)
+    except RecordLineTooLong as err:  # a line no record could fill: said as the last item, the rest unread
+        out.append({"index": len(out), "line": err.line, "ok": False, "faults": [str(err)]})
+    return out
+
+
+def _summarize(source: Path | bytes, cache: dict[bytes, dict] | None, budget: int | None, out: list) -> None:
+    """:func:`summarize`'s items, appended to ``out`` as the records are read."""
     spent = 0
     for index, (line, record, error) in enumerate(read_records(source)):
         if budget is not None and spent > budget:
@@ -92,7 +101,6 @@ def summarize(
         out.append(item)
         if budget is not None:
             spent += len(json.dumps(item, default=str))
-    return out
 
 
 def _left_unchecked(index: int, line: int, source: Path | bytes) -> dict[str, Any]:
@@ -256,9 +264,12 @@ class ReplaySources:
 
 
 def _nth(items: Any, index: int, where: str) -> dict:
-    for i, (line, record, error) in enumerate(items):
-        if i == index:
-            if error is not None:
-                raise WebError(422, f"{where}, line {line}: {error}")
-            return record
+    try:
+        for i, (line, record, error) in enumerate(items):
+            if i == index:
+                if error is not None:
+                    raise WebError(422, f"{where}, line {line}: {error}")
+                return record
+    except RecordLineTooLong as err:
+        raise WebError(422, f"{where}: {err}") from None
     raise WebError(404, f"{where} has no record {index} (records are numbered from 0)")

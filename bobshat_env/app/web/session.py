@@ -39,6 +39,7 @@ from ...core.tricks import IllegalActionError
 from ...games import DESCRIPTIONS, Game, describe, make_game
 from ...paths import check_writable
 from ...records import Recorder, write_jsonl
+from ...records.io import check_records_output
 from ...seating import SeatDispatch
 from ...text import GameText, MoveError, RenegeQuestion, ordinal, seat_name, tell_step
 from ..terminal import HUMAN, new_seed
@@ -356,6 +357,14 @@ class GameSession:
             legal = self.game.legal_action_mask(state)[0]
             if action is not None:
                 chosen = self._checked_action(action, legal)
+                if move is not None:  # both: they must name one move (a page that sends both and means one)
+                    named = self._parsed_move(move, legal, renege) if isinstance(move, str) and move.strip() else None
+                    if named != chosen:
+                        raise WebError(
+                            400,
+                            f"action {action} ({self.text.move_name(chosen)}) and move {str(move)[:40]!r} disagree: "
+                            "send one of them, or both naming the same move",
+                        )
             elif isinstance(move, str) and move.strip():
                 chosen = self._parsed_move(move, legal, renege)
             else:
@@ -636,7 +645,10 @@ class SessionStore:
     records_dir: where finished games are appended (``games.jsonl``, the
     format ``bobshat replay`` checks) and replays are listed from.
     idle_timeout: seconds after which a game nobody has asked about is
-    dropped (an abandoned tab). max_games: games held at once.
+    dropped (an abandoned tab). max_games: games in play at once; when they
+    are all held, a new game takes the place of the one idle longest that
+    never got a move (turn 0), and only when every game is under way is it
+    refused (503).
     """
 
     def __init__(
@@ -717,7 +729,15 @@ class SessionStore:
         session.on_finish = self._save
         with self._lock:
             if self.in_play() >= self.max_games:
-                raise WebError(503, f"the server holds {self.max_games} games in play already: finish or leave one")
+                # full: the game idle longest that never got a move (a tab opened and left, or a client that
+                # only creates games) makes room, so such games cannot lock the person at the page out
+                unmoved = [(s.touched, gid) for gid, s in self._games.items() if s.record is None and s.turn == 0]
+                if not unmoved:
+                    raise WebError(
+                        503,
+                        f"the server holds {self.max_games} games in play already, each under way: finish or leave one",
+                    )
+                del self._games[min(unmoved)[1]]
             finished = sorted((s.touched, gid) for gid, s in self._games.items() if s.record is not None)
             for _, gid in finished[: max(0, len(finished) - FINISHED_PER_GAME * self.max_games + 1)]:
                 del self._games[gid]  # the finished games asked about least recently make room (records are saved)
@@ -754,6 +774,7 @@ class SessionStore:
         """Append a finished game's record to the records folder (whole lines, under a lock)."""
         try:
             check_writable(self.records_file, "records", append=True)
+            check_records_output(self.records_file)  # still records (checked at start, and now)
             write_jsonl(self.records_file, [session.record], append=True)
         except (OSError, ValueError) as err:
             session.save_error = f"could not save the game to {self.records_file}: {err}; download it instead"
