@@ -67,7 +67,9 @@ class CardGameGymEnv(gymnasium.Env):
         view: observation view (``"private"``, ``"public"``, ``"full"``).
         reward: ``"score"`` (the learner's score change) or ``"relative"``
             (minus the mean change of the other seats).
-        illegal_action, illegal_reward, max_illegal: see the module docstring.
+        illegal_action: ``"penalty"`` or ``"raise"``, what an illegal action does (see the module docstring).
+        illegal_reward: the reward of an ignored illegal action (see the module docstring).
+        max_illegal: how many illegal actions in a row truncate the episode (see the module docstring).
         render_mode: ``"ansi"`` or ``"human"``; the table shows only the
             learner's hand.
         **options: the game's options (``players``, ``hands``, ...).

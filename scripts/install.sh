@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install bobshat with its dev tools and Ray (the [ray] extra: distributed
-# evaluation and rollouts, and their tests). Where no torch is present, take
+# Install bobshat with its dev tools, Ray (the [ray] extra: distributed
+# evaluation and rollouts, and their tests) and the documentation site's tools
+# (the [docs] extra: `mkdocs serve`). Where no torch is present, take
 # the CPU build first (an unpinned torch would pull a multi-GB CUDA build;
 # Ray itself pulls no torch).
 #   --with-sb3   also the [sb3] extra (Stable-Baselines3, sb3-contrib), which the
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-EXTRAS=dev,ray
+EXTRAS=dev,ray,docs
 for arg in "$@"; do
   case "$arg" in
     --with-sb3) EXTRAS="$EXTRAS,sb3" ;;

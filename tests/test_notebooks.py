@@ -1,5 +1,5 @@
 """The tutorial notebooks run top to bottom (small budgets; deselect with ``-m 'not notebooks'``),
-and the README's generated tables still match the code.
+and the generated observation tables of docs/guides/envs.md still match the code.
 
 Each notebook is executed in a fresh kernel, in a scratch working folder (so
 nothing it writes lands in the repository); any cell that raises fails the
@@ -15,7 +15,7 @@ import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT_S = 300
-README = Path(__file__).resolve().parents[1] / "README.md"
+ENVS_GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "envs.md"
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -53,12 +53,12 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path):
     assert not errors
 
 
-def test_readme_observation_tables_match_the_layouts():
+def test_the_envs_guide_observation_tables_match_the_layouts():
     from bobshat_env.config import BobsHatConfig, OhHellConfig
     from bobshat_env.core import bobs_hat, oh_hell
 
-    text = README.read_text(encoding="utf-8")
+    text = ENVS_GUIDE.read_text(encoding="utf-8")
     for layout in (bobs_hat.layout(BobsHatConfig(players=4)), oh_hell.layout(OhHellConfig(players=4))):
         assert f"({layout.size} floats)" in text
         for row in layout.table().splitlines()[2:]:  # "| name | offset | shape |"
-            assert row + " " in text, f"README.md is out of date: no row {row!r} (regenerate with layout.table())"
+            assert row + " " in text, f"docs/guides/envs.md: no row {row!r} (regenerate with layout.table())"

@@ -1,4 +1,6 @@
-"""Every Python code block of README.md runs as written, so the documentation cannot drift from the code."""
+"""Every Python code block of README.md runs as written, so the documentation cannot drift from the code; and the
+facts that README.md and the site's pages (docs/) show are the code's. (tests/test_site.py runs the shell blocks of
+both and every block of docs/.)"""
 
 from __future__ import annotations
 
@@ -35,22 +37,28 @@ def test_readme_python_block_runs(line, code, tmp_path, monkeypatch):
 
 ROOT = README.parent
 TEXT = README.read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
+# where the README's long sections moved: the tournament's output, the browser
+EVAL_RESULTS = (DOCS / "results" / "evaluation.md").read_text(encoding="utf-8")
+PLAY_GUIDE = (DOCS / "guides" / "play.md").read_text(encoding="utf-8")
 
 
-def test_every_checkpoint_hash_the_readme_shows_is_the_files():
-    """The Suite v1 hashes: the README's prefixes are the shipped files' SHA-256, as `bids` records it."""
+@pytest.mark.parametrize("where", ["README.md", "docs/guides/bids.md"])
+def test_every_checkpoint_hash_the_readme_shows_is_the_files(where):
+    """The Suite v1 hashes: the prefixes shown are the shipped files' SHA-256, as `bids` records it."""
     import hashlib
 
     from bobshat_env.games import make_game
     from train.bids.bidders import shipped_play, spec_sha256
 
-    shown = re.findall(r"`checkpoints/([\w.]+\.pt)`,(?: SHA-256)?\s+`([0-9a-f]{8,64})(?:\.\.\.)?`", TEXT)
+    text = (ROOT / where).read_text(encoding="utf-8")
+    shown = re.findall(r"`checkpoints/([\w.]+\.pt)`,(?: SHA-256)?\s+`([0-9a-f]{8,64})(?:\.\.\.)?`", text)
     assert {name for name, _ in shown} >= {"bobs_hat_4p.pt", "oh_hell_4p.pt"}  # the suite's play policies
-    hexes = set(re.findall(r"`([0-9a-f]{12,64})(?:\.\.\.)?`", TEXT))
-    assert hexes == {h for _, h in shown}, "a hash the README shows is not next to the file it is of"
+    hexes = set(re.findall(r"`([0-9a-f]{12,64})(?:\.\.\.)?`", text))
+    assert hexes == {h for _, h in shown}, f"a hash {where} shows is not next to the file it is of"
     for name, prefix in shown:
         digest = hashlib.sha256((ROOT / "checkpoints" / name).read_bytes()).hexdigest()
-        assert digest.startswith(prefix), f"README: checkpoints/{name} is {digest[:12]}..., not {prefix}..."
+        assert digest.startswith(prefix), f"{where}: checkpoints/{name} is {digest[:12]}..., not {prefix}..."
         game, players = name.removesuffix(".pt").rsplit("_", 1)
         assert spec_sha256(shipped_play(make_game(game, players=int(players[:-1])))) == digest  # the JSON's play_sha256
 
@@ -89,8 +97,8 @@ def test_every_output_shown_follows_its_command():
     """'The output of the command above' must come right after that command: its deals and agents."""
     no_fence = r"(?:(?!```).)*"  # text that opens or closes no code block
     pattern = rf"```bash\n({no_fence})```\n\s*The output of the command above{no_fence}```text\n(.*?)```"
-    pairs = re.findall(pattern, TEXT, flags=re.S)
-    assert pairs and len(pairs) == TEXT.count("The output of the command above")
+    pairs = re.findall(pattern, EVAL_RESULTS, flags=re.S)
+    assert pairs and len(pairs) == EVAL_RESULTS.count("The output of the command above")
     for command, output in pairs:
         deals = re.search(r"--deals (\d+)", command).group(1)
         assert f"duplicate: {deals} deals" in output
@@ -98,12 +106,12 @@ def test_every_output_shown_follows_its_command():
             assert re.search(rf"^{re.escape(agent)} ", output, flags=re.M), agent
 
 
-def test_the_readme_names_every_shipped_policy_serve_offers():
+def test_the_play_guide_names_every_shipped_policy_serve_offers():
     from bobshat_env.app.web.session import AgentCatalog
 
     offered = AgentCatalog().shipped
     assert len(offered) == 8
-    serve = TEXT[TEXT.index("## Playing, watching and replaying in the browser") :]
-    serve = serve[: serve.index("\n## ", 1)]
+    serve = PLAY_GUIDE[PLAY_GUIDE.index("## Playing, watching and replaying in the browser") :]
+    serve = serve[: serve.index("\n## ", 1)] if "\n## " in serve[1:] else serve
     for alias in offered:
-        assert f"`{alias}`" in serve, f"the README's serve section does not name {alias}"
+        assert f"`{alias}`" in serve, f"docs/guides/play.md's serve section does not name {alias}"

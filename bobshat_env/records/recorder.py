@@ -53,10 +53,11 @@ class Recorder:
         game: a :class:`~bobshat_env.games.Game` or a ``BobsHatConfig`` /
             ``OhHellConfig``.
         state: the batch's state right after ``init`` (gives the batch size).
-        ids, seed: what the arena's ``recorder_factory(game, state, ids)``
+        ids: what the arena's ``recorder_factory(game, state, ids)``
             knows; accepted so that it can pass them, not needed: a record's
             ``seed`` is its game's own chance key, which redeals it whatever
             keys the driver chose (``rng.game_keys`` or explicit duplicates).
+        seed: accepted for the same reason as ``ids``, not needed.
         agents: names of the agents by seat, written in every record
             (default ``"unknown"``); :meth:`start` can change them per slot.
         keep: keep finished records for :meth:`records` (else only returned
