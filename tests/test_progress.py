@@ -62,7 +62,8 @@ def test_the_eta_honours_a_time_limit_and_says_the_run_is_time_capped(monkeypatc
     # 4 minutes for 10^9 decisions at 1,000/s: the decisions would take 11.6 days, the cap ends it in 4 minutes
     bar = ProgressBar(10**9, "decisions", stream=log, time_limit_s=240.0, t0=clock.now)
     clock.now += 10.0
-    bar.update(1_000)  # the first update starts the rate's clock
+    bar.update(1_000)  # the first update starts the rate's clock: which limit ends the run is not known yet
+    assert bar.line(clock.now).endswith("1,000/1,000,000,000 decisions --/s ETA --:--:--")
     clock.now += 60.0
     bar.update(60_000)
     line = bar.line(clock.now)

@@ -36,8 +36,8 @@ class ProgressBar:
     The rate, and so the ETA, is measured from the first update on: the
     start-up before it (setting up, compiling the kernels, the first
     rollout) would make a run look many times slower than it is. Until a
-    second update gives a rate, the ETA is unknown (``--:--:--``) unless the
-    time limit sets it.
+    second update gives a rate, the ETA is unknown (``--:--:--``), and so is
+    which limit will end the run.
     """
 
     def __init__(
@@ -120,7 +120,7 @@ class ProgressBar:
         eta = max(self.total - self.done, 0) / rate if rate > 0 else math.inf
         if self.done >= self.total > 0:
             eta = 0.0
-        if self.time_limit_s > 0:
+        if self.time_limit_s > 0 and math.isfinite(eta):  # which limit ends the run is known once the rate is
             left = max(self.time_limit_s - (now - self.t0), 0.0)
             if left < eta:
                 return left, True
