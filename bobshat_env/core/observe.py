@@ -120,7 +120,7 @@ class ObsLayout:
                 owner = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"  # e.g. oh_hell.ObsOffsets
                 raise ValueError(f"{owner}.{name} is neither a slice of this layout nor given")
         # typing's NamedTuple stands for any NamedTuple class, but mypy types a call of it as the NamedTuple() factory
-        return tuple(cls(**out))  # type: ignore[call-overload]
+        return tuple(cls(**out))  # type: ignore[call-overload, unused-ignore]
 
     def table(self) -> str:
         """A Markdown table of the slices (name, offset, shape), for docs."""

@@ -217,7 +217,7 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
     if np.any(hands.sum(axis=1) > 1):
         g, card = np.argwhere(hands.sum(axis=1) > 1)[0]
         raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} was dealt to two seats")
-    in_hand = hands.any(axis=1)[np.arange(n), trump_card]  # type: ignore[index]  # NumPy's stubs: may be a scalar
+    in_hand = hands.any(axis=1)[np.arange(n), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
     if in_hand.any():
         g = int(np.nonzero(in_hand)[0][0])
         raise ValueError(f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat")
