@@ -153,7 +153,7 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     # checkpoint, never describing an older one than the file beside it
     _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
     with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
-        torch.save(blob, f)
+        torch.save(blob, f)  # type: ignore[arg-type]  # f has the write and flush it calls; torch says IO[bytes]
 
 
 def write_checkpoint(out: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
@@ -379,8 +379,8 @@ POLICY_PREFIX = "policy."
 OPTIM_PREFIX = "optim."
 TORCH_RNG_KEY = "rng.torch"
 # the metadata a training checkpoint must hold to be resumed
-TRAINING_META = ("args", "game", "obs_size", "n_actions", "pool", "rng_numpy", "global_step", "iteration")
-TRAINING_META += ("learner_decisions", "games", "elapsed_s")
+TRAINING_META: tuple[str, ...] = ("args", "game", "obs_size", "n_actions", "pool", "rng_numpy", "global_step")
+TRAINING_META += ("iteration", "learner_decisions", "games", "elapsed_s")
 
 
 def pool_prefix(i: int) -> str:

@@ -166,7 +166,11 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
     has_pub = public is not None and "void" in public
-    pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
+    pub = (
+        np.ascontiguousarray(public["void"], dtype=np.bool_)
+        if public is not None and has_pub
+        else np.zeros((1, 1, 1), dtype=bool)
+    )
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
     ints = lambda *shape: np.empty((B, *shape), dtype=np.int64)  # noqa: E731
     f = Facts(

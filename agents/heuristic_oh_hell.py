@@ -133,7 +133,11 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
     has_pub = public is not None and "void" in public
-    pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
+    pub = (
+        np.ascontiguousarray(public["void"], dtype=np.bool_)
+        if public is not None and has_pub
+        else np.zeros((1, 1, 1), dtype=bool)
+    )
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
     ints = lambda *shape: np.empty((B, *shape), dtype=np.int64)  # noqa: E731
     f = Facts(
@@ -207,7 +211,14 @@ def _take(f: Facts, rows: np.ndarray) -> Facts:
     return Facts(**{k: v[rows] for k, v in f.__dict__.items()})
 
 
-def _kernel_args(f: Facts) -> tuple[np.ndarray, ...]:
+# what _kernel_args returns: eleven arrays (a type checker counts the arguments a kernel gets after them)
+_KernelArgs = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+]  # fmt: skip
+
+
+def _kernel_args(f: Facts) -> _KernelArgs:
     """The Facts arrays the kernels read, contiguous and int64/bool (one compiled signature)."""
     c = np.ascontiguousarray
     return (

@@ -21,7 +21,7 @@ Devices
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -86,6 +86,8 @@ class PolicyNet(nn.Module):
     stores prepared inputs once per rollout and updates through ``head``.
     """
 
+    sym_act: torch.Tensor  # a buffer (with sym_key and sym_obs) when there is a symmetry
+
     def __init__(
         self,
         obs_size: int,
@@ -148,7 +150,7 @@ class PolicyNet(nn.Module):
             if not len(self.trunk):
                 x = x.dense().to(self.device)
             else:
-                first = self.trunk[0]
+                first = cast(nn.Linear, self.trunk[0])  # the trunk alternates Linear and ReLU
                 return self._heads(self.trunk[1:](sparse_linear(x, first.weight, first.bias)))
         return self._heads(self.trunk(x))
 

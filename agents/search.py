@@ -281,7 +281,7 @@ class PolicySearchAgent:
         infer = self.belief != "none" and history is not None and self.oversample > 1
         M = W * self.oversample if infer else W
         hands = sample_hands(state.hands[b, seat], seat, unseen, counts, void, game.deck, M, self.gen)
-        if infer:
+        if infer and public is not None:  # infer: a history, which came in public
             logw = self._log_likelihood(state, hands, seat, np.asarray(public["played_by"]), np.asarray(history))
             hands = hands[b[:, None], _resample(logw, W, self.gen)]
         return state, hands
@@ -364,7 +364,8 @@ def _rows(public: dict | None, rows: Any) -> dict | None:
 
 def make_search_agent(game: Any = None, seed: int | None = None, **options: Any) -> PolicySearchAgent:
     """Factory behind the ``search:policy=PATH,...`` agent spec."""
-    known = ("policy", "worlds", "top_k", "horizon", "certain", "z", "bids", "playout", "belief", "oversample")
+    known: tuple[str, ...] = ("policy", "worlds", "top_k", "horizon", "certain", "z", "bids", "playout", "belief")
+    known += ("oversample",)
     known += ("value_scale", "max_rows")
     unknown = sorted(set(options) - set(known))
     if unknown:
