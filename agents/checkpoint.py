@@ -61,12 +61,15 @@ import stat
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 import bobshat_env.paths as _paths
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 CHECKPOINT_FORMAT = "bobshat-ppo"
 CHECKPOINT_VERSION = 1
@@ -332,7 +335,7 @@ def _zip_damage(path: Path, size: int) -> str:
     return "damaged (its zip archive is intact, but its contents are not a torch save)"
 
 
-def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:
+def check_compatible(meta: dict[str, Any], game: Game | None, path: str | os.PathLike = "checkpoint") -> None:
     """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``.
 
     The game, the observation size and the number of actions must be the
@@ -388,7 +391,7 @@ def pool_prefix(i: int) -> str:
     return f"pool.{i}."
 
 
-def net_meta(game: Any, net: Any) -> dict[str, Any]:
+def net_meta(game: Game, net: Any) -> dict[str, Any]:
     """What a checkpoint says about its game and network (checked when it is loaded)."""
     return {
         "game": game.name,
@@ -403,7 +406,7 @@ def net_meta(game: Any, net: Any) -> dict[str, Any]:
     }
 
 
-def save_training_state(path: Path, game: Any, net: Any, optimizer: Any, pool: Any, meta: dict[str, Any]) -> None:
+def save_training_state(path: Path, game: Game, net: Any, optimizer: Any, pool: Any, meta: dict[str, Any]) -> None:
     """``path`` (ckpt.pt: resumable) and policy.pt (the network only) beside it.
 
     ``meta``: the run's counters, ``rng_numpy`` and ``args`` (a dict); ``pool.state()`` gives the members'

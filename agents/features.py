@@ -37,7 +37,7 @@ time).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -47,6 +47,9 @@ from torch import nn
 
 from bobshat_env.core import game_module
 from bobshat_env.core.tricks import card_strength, count_unseen, trick_winner_so_far
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 # feature spec: slice offsets and sizes the kernel reads, in this order
 _SPEC = ("hand", "played", "trick", "leader", "trump", "n_trump_suits", "players", "n_cards", "n_ranks", "n_suits")
@@ -73,7 +76,7 @@ class TrickFeatures(nn.Module):
                        rank_of.numpy().astype(np.int64), hat.numpy().astype(np.bool_))  # fmt: skip
 
     @classmethod
-    def for_game(cls, game: Any, config: Any = None, view: str = "private") -> TrickFeatures:
+    def for_game(cls, game: str | Game, config: Any = None, view: str = "private") -> TrickFeatures:
         """The features of ``game``'s observations (layout of ``config`` and ``view``).
 
         ``game`` is a game's name (with its ``config``) or a

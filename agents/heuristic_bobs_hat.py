@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -71,6 +71,9 @@ from bobshat_env.core.tricks import (
 )
 
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
@@ -334,7 +337,7 @@ class SimpleAgent:
 
     needs_public = False
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "bobs_hat":
             raise ValueError("the 'simple' Bob's Hat agent needs a bobs_hat game")
         self.name = "simple"
@@ -826,7 +829,7 @@ class StrongAgent:
 
     needs_public = True
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "bobs_hat":
             raise ValueError("the 'strong' Bob's Hat agent needs a bobs_hat game")
         self.name = "strong"

@@ -36,7 +36,7 @@ their decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -54,6 +54,9 @@ from bobshat_env.core.tricks import (
 )
 
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
@@ -274,7 +277,7 @@ class SimpleAgent:
 
     needs_public = False
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "oh_hell":
             raise ValueError("the Oh Hell 'simple' agent needs an oh_hell game")
         self.name = "simple"
@@ -477,7 +480,7 @@ class StrongAgent:
 
     needs_public = True
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "oh_hell":
             raise ValueError("the Oh Hell 'strong' agent needs an oh_hell game")
         self.name = "strong"
