@@ -8,12 +8,15 @@ with one call per agent per step.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numba import prange
 
 from bobshat_env.core.compiled import batch_kernel
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 @runtime_checkable
@@ -72,7 +75,7 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
 class RandomAgent:
     """Uniform over the legal actions: cards, hat choices and bids alike."""
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         self.name = "random"
         self.gen = np.random.default_rng(seed)
 

@@ -61,12 +61,15 @@ import stat
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 import bobshat_env.paths as _paths
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 CHECKPOINT_FORMAT = "bobshat-ppo"
 CHECKPOINT_VERSION = 1
@@ -153,7 +156,7 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     # checkpoint, never describing an older one than the file beside it
     _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
     with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
-        torch.save(blob, f)
+        torch.save(blob, f)  # type: ignore[arg-type]  # f has the write and flush it calls; torch says IO[bytes]
 
 
 def write_checkpoint(out: str | os.PathLike, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
@@ -332,7 +335,7 @@ def _zip_damage(path: Path, size: int) -> str:
     return "damaged (its zip archive is intact, but its contents are not a torch save)"
 
 
-def check_compatible(meta: dict[str, Any], game: Any, path: str | os.PathLike = "checkpoint") -> None:
+def check_compatible(meta: dict[str, Any], game: Game | None, path: str | os.PathLike = "checkpoint") -> None:
     """Raise CheckpointError naming what differs if the checkpoint cannot play ``game``.
 
     The game, the observation size and the number of actions must be the
@@ -379,8 +382,8 @@ POLICY_PREFIX = "policy."
 OPTIM_PREFIX = "optim."
 TORCH_RNG_KEY = "rng.torch"
 # the metadata a training checkpoint must hold to be resumed
-TRAINING_META = ("args", "game", "obs_size", "n_actions", "pool", "rng_numpy", "global_step", "iteration")
-TRAINING_META += ("learner_decisions", "games", "elapsed_s")
+TRAINING_META: tuple[str, ...] = ("args", "game", "obs_size", "n_actions", "pool", "rng_numpy", "global_step")
+TRAINING_META += ("iteration", "learner_decisions", "games", "elapsed_s")
 
 
 def pool_prefix(i: int) -> str:
@@ -388,7 +391,7 @@ def pool_prefix(i: int) -> str:
     return f"pool.{i}."
 
 
-def net_meta(game: Any, net: Any) -> dict[str, Any]:
+def net_meta(game: Game, net: Any) -> dict[str, Any]:
     """What a checkpoint says about its game and network (checked when it is loaded)."""
     return {
         "game": game.name,
@@ -403,7 +406,7 @@ def net_meta(game: Any, net: Any) -> dict[str, Any]:
     }
 
 
-def save_training_state(path: Path, game: Any, net: Any, optimizer: Any, pool: Any, meta: dict[str, Any]) -> None:
+def save_training_state(path: Path, game: Game, net: Any, optimizer: Any, pool: Any, meta: dict[str, Any]) -> None:
     """``path`` (ckpt.pt: resumable) and policy.pt (the network only) beside it.
 
     ``meta``: the run's counters, ``rng_numpy`` and ``args`` (a dict); ``pool.state()`` gives the members'

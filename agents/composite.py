@@ -14,9 +14,12 @@ a bidding decision. Both parts see the same observations.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 ROLES = ("bid", "play")
 
@@ -24,7 +27,7 @@ ROLES = ("bid", "play")
 class CompositeAgent:
     """Bidding by one agent, card play by another."""
 
-    def __init__(self, game: Any, bid: Any, play: Any, name: str):
+    def __init__(self, game: Game, bid: Any, play: Any, name: str):
         self.name = name
         self.bid = bid
         self.play = play
@@ -69,7 +72,7 @@ def is_composite(spec: str) -> bool:
     return "=" in head.split(":")[0] and head.split("=")[0].strip() in ROLES
 
 
-def make_composite(spec: str, game: Any, seed: int | None, make: Callable[..., Any]) -> CompositeAgent:
+def make_composite(spec: str, game: Game, seed: int | None, make: Callable[..., Any]) -> CompositeAgent:
     """Build the composite agent of ``spec`` with ``make(spec, game, seed)`` for its parts."""
     parts = parse_composite(spec)
     bid = make(parts["bid"], game, seed=seed)

@@ -37,7 +37,7 @@ time).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -47,6 +47,9 @@ from torch import nn
 
 from bobshat_env.core import game_module
 from bobshat_env.core.tricks import card_strength, count_unseen, trick_winner_so_far
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 # feature spec: slice offsets and sizes the kernel reads, in this order
 _SPEC = ("hand", "played", "trick", "leader", "trump", "n_trump_suits", "players", "n_cards", "n_ranks", "n_suits")
@@ -73,7 +76,7 @@ class TrickFeatures(nn.Module):
                        rank_of.numpy().astype(np.int64), hat.numpy().astype(np.bool_))  # fmt: skip
 
     @classmethod
-    def for_game(cls, game: Any, config: Any = None, view: str = "private") -> TrickFeatures:
+    def for_game(cls, game: str | Game, config: Any = None, view: str = "private") -> TrickFeatures:
         """The features of ``game``'s observations (layout of ``config`` and ``view``).
 
         ``game`` is a game's name (with its ``config``) or a
@@ -135,7 +138,9 @@ def prepare_inputs(
     k = np.zeros(B, dtype=np.int64)
     sym = _NO_SYMMETRY if symmetry is None else symmetry.obs_index
     key = (0, 0) if symmetry is None else symmetry.key
-    tables = _NO_FEATURES if features is None else features.tables
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = (
+        _NO_FEATURES if features is None else features.tables
+    )
     # the size first: numba.get_num_threads() starts numba's threads, which a small batch must not do (they
     # share torch's OpenMP runtime, whose thread count they change: see train/threads.py)
     if B >= PARALLEL_MIN_ROWS and (threads := numba.get_num_threads()) > 1:
@@ -151,7 +156,11 @@ PARALLEL_MIN_ROWS = 256
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _prepare_parallel(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k, chunks):
+def _prepare_parallel(
+    obs: np.ndarray, sym: np.ndarray, key_start: int, key_n: int, with_features: bool,
+    spec: np.ndarray, suit_of: np.ndarray, rank_of: np.ndarray, hat: np.ndarray, out: np.ndarray, k: np.ndarray,
+    chunks: int,
+) -> None:  # fmt: skip
     B = obs.shape[0]
     for c in prange(chunks):  # ranges of rows, each with its own scratch
         lo, hi = c * B // chunks, (c + 1) * B // chunks
@@ -159,7 +168,11 @@ def _prepare_parallel(obs, sym, key_start, key_n, with_features, spec, suit_of, 
 
 
 @njit(cache=True, nogil=True)
-def _prepare_rows(obs, sym, key_start, key_n, with_features, spec, suit_of, rank_of, hat, out, k, lo, hi):
+def _prepare_rows(
+    obs: np.ndarray, sym: np.ndarray, key_start: int, key_n: int, with_features: bool,
+    spec: np.ndarray, suit_of: np.ndarray, rank_of: np.ndarray, hat: np.ndarray, out: np.ndarray, k: np.ndarray,
+    lo: int, hi: int,
+) -> None:  # fmt: skip
     D = obs.shape[1]
     # scratch for the features, allocated once per call (per row it cost a fifth of the pass)
     P, N, R, S = spec[6], spec[7], spec[8], spec[9]
@@ -183,7 +196,10 @@ def _prepare_rows(obs, sym, key_start, key_n, with_features, spec, suit_of, rank
 
 
 @njit(cache=True, inline="always")
-def _features_row(out, i, spec, suit_of, rank_of, hat, seat_card, seen, above, unseen_s, higher):
+def _features_row(
+    out: np.ndarray, i: int, spec: np.ndarray, suit_of: np.ndarray, rank_of: np.ndarray, hat: np.ndarray,
+    seat_card: np.ndarray, seen: np.ndarray, above: np.ndarray, unseen_s: np.ndarray, higher: np.ndarray,
+) -> None:  # fmt: skip
     """Write row ``i``'s features after its (relabelled) observation, in the module table's order.
 
     ``seat_card`` (1, P), ``seen`` (N,), ``above`` (S, R + 1), ``unseen_s`` (S,) and ``higher`` (N,)

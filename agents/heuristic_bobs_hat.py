@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -71,6 +71,9 @@ from bobshat_env.core.tricks import (
 )
 
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
@@ -166,7 +169,11 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
     has_pub = public is not None and "void" in public
-    pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
+    pub = (
+        np.ascontiguousarray(public["void"], dtype=np.bool_)
+        if public is not None and has_pub
+        else np.zeros((1, 1, 1), dtype=bool)
+    )
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
     ints = lambda *shape: np.empty((B, *shape), dtype=np.int64)  # noqa: E731
     f = Facts(
@@ -330,7 +337,7 @@ class SimpleAgent:
 
     needs_public = False
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "bobs_hat":
             raise ValueError("the 'simple' Bob's Hat agent needs a bobs_hat game")
         self.name = "simple"
@@ -822,7 +829,7 @@ class StrongAgent:
 
     needs_public = True
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "bobs_hat":
             raise ValueError("the 'strong' Bob's Hat agent needs a bobs_hat game")
         self.name = "strong"

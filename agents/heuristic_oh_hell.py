@@ -36,7 +36,7 @@ their decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -54,6 +54,9 @@ from bobshat_env.core.tricks import (
 )
 
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
@@ -133,7 +136,11 @@ def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | N
     if obs.ndim != 2 or obs.shape[1] != layout.size:
         raise ValueError(f"expected observations of shape (B, {layout.size}), got {obs.shape}")
     has_pub = public is not None and "void" in public
-    pub = np.ascontiguousarray(public["void"], dtype=bool) if has_pub else np.zeros((1, 1, 1), dtype=bool)
+    pub = (
+        np.ascontiguousarray(public["void"], dtype=np.bool_)
+        if public is not None and has_pub
+        else np.zeros((1, 1, 1), dtype=bool)
+    )
     seat = np.ascontiguousarray(np.broadcast_to(np.asarray(seat, dtype=np.int64), (B,)))
     ints = lambda *shape: np.empty((B, *shape), dtype=np.int64)  # noqa: E731
     f = Facts(
@@ -207,7 +214,14 @@ def _take(f: Facts, rows: np.ndarray) -> Facts:
     return Facts(**{k: v[rows] for k, v in f.__dict__.items()})
 
 
-def _kernel_args(f: Facts) -> tuple[np.ndarray, ...]:
+# what _kernel_args returns: eleven arrays (a type checker counts the arguments a kernel gets after them)
+_KernelArgs = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+]  # fmt: skip
+
+
+def _kernel_args(f: Facts) -> _KernelArgs:
     """The Facts arrays the kernels read, contiguous and int64/bool (one compiled signature)."""
     c = np.ascontiguousarray
     return (
@@ -263,7 +277,7 @@ class SimpleAgent:
 
     needs_public = False
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "oh_hell":
             raise ValueError("the Oh Hell 'simple' agent needs an oh_hell game")
         self.name = "simple"
@@ -466,7 +480,7 @@ class StrongAgent:
 
     needs_public = True
 
-    def __init__(self, game: Any = None, seed: int | None = None):
+    def __init__(self, game: Game | None = None, seed: int | None = None):
         if game is None or game.name != "oh_hell":
             raise ValueError("the Oh Hell 'strong' agent needs an oh_hell game")
         self.name = "strong"

@@ -35,7 +35,7 @@ import numpy as np
 
 from bobshat_env.core.resample import relative_voids, sample_hands
 from bobshat_env.core.tricks import trick_voids
-from bobshat_env.games import GAMES, load
+from bobshat_env.games import GAMES, Game, load
 
 from .base import sample_masked
 
@@ -45,7 +45,7 @@ PLAYOUTS = ("simple", "strong", "random")
 class _GameSpec:
     """What the search needs of one game, asked of the game: its core, deck, public-state builder and heuristics."""
 
-    def __init__(self, game: Any):
+    def __init__(self, game: Game):
         self.core, self.deck, self.public_state = game.module, game.deck, game.module.public_state
         self.heur = game.load("heuristics")  # simple_state_policy / strong_state_policy playouts
         self.strong = load(game.agent_class("strong"))(game)  # the strong bot, for decisions not searched
@@ -61,7 +61,7 @@ class PIMCAgent:
 
     def __init__(
         self,
-        game: Any = None,
+        game: Game | None = None,
         seed: int | None = None,
         worlds: int = 16,
         playout: str = "simple",
@@ -69,7 +69,7 @@ class PIMCAgent:
         search: str = "all",
         max_rows: int = 40000,
     ):
-        if getattr(game, "description", None) is None:
+        if game is None or getattr(game, "description", None) is None:
             raise ValueError(f"the 'pimc' agent needs a game ({', '.join(GAMES)})")
         if playout not in PLAYOUTS:
             raise ValueError(f"unknown playout {playout!r}; choose one of {', '.join(PLAYOUTS)}")

@@ -21,7 +21,7 @@ Devices
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -37,6 +37,9 @@ from agents.checkpoint import (
 from agents.features import TrickFeatures, prepare_inputs
 from agents.sparse_linear import SparseRows, sparse_linear
 from bobshat_env.core.symmetry import SuitSymmetry
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 MASK_GAP = 80.0  # illegal logits sit this far below the row's best legal logit (probability < 1e-34)
 
@@ -85,6 +88,8 @@ class PolicyNet(nn.Module):
     :meth:`prepare` runs them, :meth:`head` is the network proper; training
     stores prepared inputs once per rollout and updates through ``head``.
     """
+
+    sym_act: torch.Tensor  # a buffer (with sym_key and sym_obs) when there is a symmetry
 
     def __init__(
         self,
@@ -148,7 +153,7 @@ class PolicyNet(nn.Module):
             if not len(self.trunk):
                 x = x.dense().to(self.device)
             else:
-                first = self.trunk[0]
+                first = cast(nn.Linear, self.trunk[0])  # the trunk alternates Linear and ReLU
                 return self._heads(self.trunk[1:](sparse_linear(x, first.weight, first.bias)))
         return self._heads(self.trunk(x))
 
@@ -279,7 +284,7 @@ def policy_from_tensors(
 
 
 def load_policy(
-    path: str | os.PathLike, game: Any = None, device: str | torch.device = "cpu"
+    path: str | os.PathLike, game: Game | None = None, device: str | torch.device = "cpu"
 ) -> tuple[PolicyNet, dict[str, Any]]:
     """The policy network of a checkpoint (eval mode, on ``device``: cpu, cuda or auto) and its metadata."""
     tensors, meta = load_checkpoint(path)
@@ -310,7 +315,7 @@ class PPOAgent:
     def from_checkpoint(
         cls,
         path: str | os.PathLike,
-        game: Any = None,
+        game: Game | None = None,
         sample: bool = False,
         seed: int | None = None,
         device: str | torch.device = "cpu",
@@ -343,7 +348,7 @@ class PPOAgent:
             return torch.softmax(logits, dim=-1).cpu().numpy() * np.asarray(mask, dtype=np.float64)
 
 
-def make_ppo_agent(game: Any = None, seed: int | None = None, path: str = "", **options: Any) -> PPOAgent:
+def make_ppo_agent(game: Game | None = None, seed: int | None = None, path: str = "", **options: Any) -> PPOAgent:
     """Factory behind the ``ppo:PATH[,sample=true][,device=cpu|cuda|auto]`` agent spec (device: cpu by default)."""
     path, *extra = path.split(",")
     for part in extra:

@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -92,6 +92,9 @@ import torch
 from bobshat_env.core.resample import sample_hands, trick_voids
 
 from .ppo_agent import PolicyNet, load_policy, masked_logits, sample_actions
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 PLAYOUTS = ("greedy", "sample")
 BELIEFS = ("none", "bids", "all")
@@ -105,7 +108,7 @@ class PolicySearchAgent:
 
     def __init__(
         self,
-        game: Any = None,
+        game: Game | None = None,
         seed: int | None = None,
         policy: str = "",
         worlds: int = 32,
@@ -281,7 +284,7 @@ class PolicySearchAgent:
         infer = self.belief != "none" and history is not None and self.oversample > 1
         M = W * self.oversample if infer else W
         hands = sample_hands(state.hands[b, seat], seat, unseen, counts, void, game.deck, M, self.gen)
-        if infer:
+        if infer and public is not None:  # infer: a history, which came in public
             logw = self._log_likelihood(state, hands, seat, np.asarray(public["played_by"]), np.asarray(history))
             hands = hands[b[:, None], _resample(logw, W, self.gen)]
         return state, hands
@@ -362,9 +365,10 @@ def _rows(public: dict | None, rows: Any) -> dict | None:
     return None if public is None else {k: np.asarray(v)[rows] for k, v in public.items()}
 
 
-def make_search_agent(game: Any = None, seed: int | None = None, **options: Any) -> PolicySearchAgent:
+def make_search_agent(game: Game | None = None, seed: int | None = None, **options: Any) -> PolicySearchAgent:
     """Factory behind the ``search:policy=PATH,...`` agent spec."""
-    known = ("policy", "worlds", "top_k", "horizon", "certain", "z", "bids", "playout", "belief", "oversample")
+    known: tuple[str, ...] = ("policy", "worlds", "top_k", "horizon", "certain", "z", "bids", "playout", "belief")
+    known += ("oversample",)
     known += ("value_scale", "max_rows")
     unknown = sorted(set(options) - set(known))
     if unknown:

@@ -30,7 +30,7 @@ step the sparse forward saved 0.3 ms, about 1% of a run).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -42,6 +42,7 @@ def _half_value(h: np.uint16) -> np.float32:
     """The float32 value of IEEE half-precision bits (normal, subnormal, infinite or NaN), exactly."""
     e = (h >> 10) & 0x1F
     m = h & 0x3FF
+    v: float | np.floating
     if e == 0:
         v = m * 5.9604644775390625e-08  # 2**-24
     elif e == 31:
@@ -182,14 +183,14 @@ class _SparseLinear(torch.autograd.Function):
     """``x @ weight.T + bias`` for x given as :class:`SparseRows`, with the weight's and bias's gradients."""
 
     @staticmethod
-    def forward(ctx, weight: torch.Tensor, bias: torch.Tensor, x: SparseRows) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx: Any, weight: torch.Tensor, bias: torch.Tensor, x: SparseRows) -> torch.Tensor:
         out = bias.detach().expand(x.rows, -1).contiguous()
         _forward(x.ptr, x.col, x.val, weight.detach().t().contiguous().numpy(), out.numpy())
         ctx.x = x
         return out
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None]:  # type: ignore[override]
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None]:
         x, g = ctx.x, grad.contiguous()
         dwt = torch.zeros(x.columns, g.shape[1], dtype=torch.float32)
         _weight_grad(x.ptr, x.col, x.val, g.numpy(), dwt.numpy())

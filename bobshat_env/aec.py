@@ -40,9 +40,16 @@ from .text import render as render_table
 class CardGameEnv(AECEnv):
     """AEC environment for one game of Where's Bob's Hat? or Oh Hell."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "card_game", "is_parallelizable": False, "render_fps": 1}
+    metadata: dict[str, Any] = {
+        "render_modes": ["human", "ansi"],
+        "name": "card_game",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
-    def __init__(self, game: str | Game = "bobs_hat", render_mode: str | None = None, view: str = "private", **options):
+    def __init__(
+        self, game: str | Game = "bobs_hat", render_mode: str | None = None, view: str = "private", **options: Any
+    ) -> None:
         super().__init__()
         self.game = game if isinstance(game, Game) else make_game(game, **options)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -84,7 +91,7 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[int(self.state.cur[0])]
         self._mask = self.game.legal_action_mask(self.state)
         self._result = self.game.new_result(1)  # reused by every step

@@ -18,7 +18,7 @@ from .aec import CardGameEnv, OrderEnforcing
 class raw_env(CardGameEnv):  # PettingZoo's naming convention
     metadata = {**CardGameEnv.metadata, "name": "bobs_hat_v0"}
 
-    def __init__(self, render_mode: str | None = None, view: str = "private", **options: Any):
+    def __init__(self, render_mode: str | None = None, view: str = "private", **options: Any) -> None:
         super().__init__("bobs_hat", render_mode=render_mode, view=view, **options)
 
 

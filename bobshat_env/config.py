@@ -10,7 +10,7 @@ built (OpenSpiel's habit of checking parameters up front).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 
@@ -26,18 +26,34 @@ class ConfigError(ValueError):
     """A game configuration that cannot be played; the message names the option."""
 
 
+class GameConfig(Protocol):
+    """What every game's configuration class offers (:class:`bobshat_env.games.GameDescription` holds one)."""
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def first_dealer(self) -> int: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self: ...
+
+
 def _check_bool(cfg: Any, names: tuple[str, ...]) -> None:
     for name in names:
         if not isinstance(getattr(cfg, name), bool):
             raise ConfigError(f"{name} must be true or false, got {getattr(cfg, name)!r}")
 
 
-def _check_int(cfg: Any, name: str) -> None:
-    """An int option; NumPy integers are accepted and stored as int."""
+def _check_int(cfg: Any, name: str) -> int:
+    """An int option; NumPy integers are accepted and stored as int (and returned)."""
     value = getattr(cfg, name)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ConfigError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     object.__setattr__(cfg, name, int(value))
+    return int(value)
 
 
 def _from_dict(cls: type, data: dict[str, Any]) -> Any:
@@ -80,9 +96,9 @@ class BobsHatConfig:
             raise ConfigError(f"players must be 3, 4 or 5 for Where's Bob's Hat?, got {self.players}")
         if self.hands is None:
             object.__setattr__(self, "hands", BH_DEFAULT_HANDS[self.players])
-        _check_int(self, "hands")
+        hands = _check_int(self, "hands")
         max_hands = BH_N_CARDS // self.players - BH_HAND_SIZE_BASE  # players * (4 + hands) <= 60
-        if not 1 <= self.hands <= max_hands:
+        if not 1 <= hands <= max_hands:
             raise ConfigError(
                 f"hands={self.hands} does not fit the 60-card deck with {self.players} players: "
                 f"hand k deals 4 + k cards each, so hands must be 1 to {max_hands}"
@@ -97,11 +113,13 @@ class BobsHatConfig:
     @property
     def max_hand_size(self) -> int:
         """Cards dealt to each player in the last (largest) hand."""
+        assert self.hands is not None  # __post_init__ replaced the default
         return bh_hand_size(self.hands - 1)
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
         """Cards per player in each hand, in order (Oh Hell's config answers the same question)."""
+        assert self.hands is not None  # __post_init__ replaced the default
         return tuple(bh_hand_size(h) for h in range(self.hands))
 
     def to_dict(self) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import BobsHatConfig, ConfigError, OhHellConfig
+from .config import BobsHatConfig, ConfigError, GameConfig, OhHellConfig
 
 if TYPE_CHECKING:
     from .core.observe import ObsLayout
@@ -69,7 +69,7 @@ class GameDescription:
 
     name: str
     title: str
-    config_cls: type
+    config_cls: type[GameConfig]
     cli_options: tuple[str, ...]
     render: str
     play_text: str

@@ -135,7 +135,7 @@ def _pid_running(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(folder: str | os.PathLike, name: str | None = None) -> list[Path]:
+def remove_stale_temporaries(folder: str | os.PathLike[str], name: str | None = None) -> list[Path]:
     """Delete temporaries in ``folder`` left by writers killed part-way; returns what it removed.
 
     A temporary is ``.<name>.<random>.tmp<pid>`` (or ``.<name>.tmp<pid>``,

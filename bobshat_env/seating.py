@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .core.resample import void_tracker
+
+if TYPE_CHECKING:
+    from .games import Game
 
 
 def needs_public(agent: Any) -> bool:
@@ -42,7 +45,7 @@ class SeatDispatch:
     new hand.
     """
 
-    def __init__(self, game: Any, batch: int, agents: Sequence[Any]) -> None:
+    def __init__(self, game: Game, batch: int, agents: Sequence[Any]) -> None:
         self.tracker = void_tracker(game, batch) if any(needs_public(a) for a in agents) else None
 
     def act_rows(self, agent: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, rows: np.ndarray) -> Any:

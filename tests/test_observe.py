@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig
+from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import observe, rng
 from bobshat_env.core import oh_hell as oh
@@ -78,6 +78,14 @@ def test_observation_of_another_seat_and_bad_input():
         bh.layout(cfg, "oracle")
     with pytest.raises(ValueError, match="shape"):
         bh.decode(cfg, obs[0][:-1])
+
+
+@pytest.mark.parametrize("module, cfg, own", [(bh, BobsHatConfig(), "trump"), (oh, OhHellConfig(), "hand_size")])
+def test_decode_of_an_all_zero_vector_gives_none_for_its_empty_one_hots(module, cfg, own):
+    """A vector no state gives (all zero: padding) decodes to None where a one-hot slice is empty, as the
+    dealer and leader do, instead of failing on None + 1."""
+    facts = module.decode(cfg, np.zeros(module.layout(cfg).size, dtype=np.float32))
+    assert facts["hand_number"] is None and facts[own] is None and facts["dealer"] is None
 
 
 @pytest.mark.parametrize("view", observe.VIEWS)

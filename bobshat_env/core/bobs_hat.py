@@ -55,6 +55,7 @@ from .compiled import batch_kernel, step_chunks
 from .observe import (
     BAD_STATE,
     GameObservation,
+    KernelInt,
     ObsLayout,
     encode_shared,
     fits,
@@ -245,7 +246,10 @@ def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndar
 # --------------------------------------------------------------------------
 # Legal actions
 @batch_kernel
-def _mask_kernel(phase, cur, hands, led_suit, no_bid_used, no_bid, double_fewest, mask):
+def _mask_kernel(
+    phase: np.ndarray, cur: np.ndarray, hands: np.ndarray, led_suit: np.ndarray,
+    no_bid_used: np.ndarray, no_bid: bool, double_fewest: bool, mask: np.ndarray,
+) -> None:  # fmt: skip
     for g in prange(phase.shape[0]):
         ph = phase[g]
         if ph == PLAY:
@@ -302,7 +306,10 @@ def cfg_suit(s: int) -> str:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out, why):
+def _score_one(
+    bids: np.ndarray, taken: np.ndarray, g: int, hat_value: int, hat_holder: int, size: int, negative: bool,
+    out: np.ndarray, why: np.ndarray,
+) -> None:  # fmt: skip
     """Game ``g``'s hand scores into ``out`` (P,) and why each seat scored them into ``why`` (P,)
     (``WHY_*`` flags); see :func:`score_hand`."""
     P = bids.shape[1]
@@ -346,7 +353,10 @@ def _score_one(bids, taken, g, hat_value, hat_holder, size, negative, out, why):
 
 
 @njit(cache=True)
-def _score_hands(bids, taken, hat_value, hat_holder, hand_size, negative, out):
+def _score_hands(
+    bids: np.ndarray, taken: np.ndarray, hat_value: np.ndarray, hat_holder: np.ndarray, hand_size: np.ndarray,
+    negative: bool, out: np.ndarray,
+) -> None:  # fmt: skip
     points = np.empty(bids.shape[1], dtype=np.int64)
     why = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
@@ -383,7 +393,10 @@ def score_hand(
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _check(state, result, actions, active, legal, renege_mode):
+def _check(
+    state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
+    legal: np.ndarray, renege_mode: bool,
+) -> int:  # fmt: skip
     """Clear the result rows and check every active action: the first game
     with an illegal one, or -1. Flags reneges in the result."""
     s, r = StateArrays(*state), StepArrays(*result)
@@ -403,7 +416,10 @@ def _check(state, result, actions, active, legal, renege_mode):
 
 
 @njit(cache=True)
-def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
+def _apply(
+    state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
+    lo: int, hi: int, P: int, n_hands: int, negative: bool,
+) -> int:  # fmt: skip
     """Apply the (checked) actions of games ``lo..hi-1``; return how many of
     them need a new deal (after a scored hand or a renege)."""
     s, r = StateArrays(*state), StepArrays(*result)
@@ -463,7 +479,10 @@ def _apply(state, result, actions, active, lo, hi, P, n_hands, negative):
 
 
 @batch_kernel
-def _step_kernel(state, result, actions, active, legal, chunks, P, n_hands, negative, renege_mode):
+def _step_kernel(
+    state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
+    legal: np.ndarray, chunks: int, P: int, n_hands: int, negative: bool, renege_mode: bool,
+) -> int:  # fmt: skip
     """Check every active action, then apply them all, in ``chunks`` ranges of
     games (split over threads in the parallel build).
 
@@ -661,9 +680,12 @@ obs_offsets = _OBS.offsets  # (cfg, view="private"): the :class:`ObsOffsets` as 
 
 @batch_kernel
 def _obs_kernel(
-    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
-    bids, n_bids, phase, no_bid_used, hat_value, trump, hat_holder, bid_features, offsets, taken_mul, score_mul,
-):  # fmt: skip
+    out: np.ndarray, seat: np.ndarray, each: bool, hands: np.ndarray, played: np.ndarray, taken: np.ndarray,
+    scores: np.ndarray, hand_no: np.ndarray, dealer: np.ndarray, leader: np.ndarray, trick: np.ndarray,
+    bids: np.ndarray, n_bids: np.ndarray, phase: np.ndarray, no_bid_used: np.ndarray, hat_value: np.ndarray,
+    trump: np.ndarray, hat_holder: np.ndarray, bid_features: np.ndarray, offsets: tuple[int, ...],
+    taken_mul: float, score_mul: float,
+) -> int:  # fmt: skip
     """Fill ``out`` (B, D) with Bob's Hat observations, one row per game, every cell written.
 
     ``offsets`` is a :class:`ObsOffsets` as a plain tuple. Returns -1, or a
@@ -681,6 +703,9 @@ def _obs_kernel(
         and no_bid_used.shape[1] == P
     ):
         return BAD_STATE
+    g: KernelInt  # Python ints in the checking loop, np.int64 in the parallel one
+    s: KernelInt
+    code: KernelInt  # np.int64, or the int o.hidden_code
     for g in range(B):  # check first, so that the encoding loop has no early exit
         me = np.int64(seat[g if each else 0])
         if me < 0 or me >= P:
@@ -757,9 +782,10 @@ def _own_facts(cfg: BobsHatConfig, d: dict[str, np.ndarray]) -> dict:
             bids.append(bid_cards(code))
     holder = onehot_index(d["hat_holder"])
     phase = onehot_index(d["phase"])
+    trump = onehot_index(d["trump"])  # None: an all-zero slice, which no observation of a state has
     return {
         "phase": PHASE_NAMES[phase] if phase is not None else "other",
-        "trump": BH_TRUMPS[onehot_index(d["trump"])],
+        "trump": BH_TRUMPS[trump] if trump is not None else None,
         "hat": 10 if d["hat_value"][0] else (-10 if d["hat_value"][1] else None),
         "hat_holder": None if holder in (None, 0) else holder - 1,
         "bids": bids,

@@ -130,6 +130,23 @@ class GameRules(Protocol):
         """``(state, counts, unseen)`` a seat knows from its private observations (hidden hands empty)."""
 
 
+class BoundGame(Protocol):
+    """What a core helper asks of a :class:`bobshat_env.games.Game` (a game's rules bound to a configuration),
+    which the core cannot import (it is the floor below): such helpers take a ``BoundGame``."""
+
+    @property
+    def module(self) -> ModuleType: ...  # the game's core module, a GameRules
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def secret_bids(self) -> bool: ...
+
+
 def _methods() -> dict[str, inspect.Signature]:
     out = {}
     for name, value in vars(GameRules).items():

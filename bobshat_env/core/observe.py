@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -100,7 +100,7 @@ class ObsLayout:
             raise ValueError(f"expected an observation of shape ({self.size},), got {vec.shape}")
         return {name: vec[sl].reshape(shape) for (name, sl), shape in zip(self.slices.items(), self.shapes)}
 
-    def offsets(self, cls: type, **values: int) -> tuple:
+    def offsets(self, cls: type[NamedTuple], **values: int) -> tuple:
         """A ``cls`` (a NamedTuple of ints): each field named after a slice holds where the slice starts
         (``all_hands``, only in the full view, is -1 elsewhere), the other fields come from ``values``.
 
@@ -119,7 +119,8 @@ class ObsLayout:
             else:
                 owner = f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"  # e.g. oh_hell.ObsOffsets
                 raise ValueError(f"{owner}.{name} is neither a slice of this layout nor given")
-        return tuple(cls(**out))
+        # typing's NamedTuple stands for any NamedTuple class, but mypy types a call of it as the NamedTuple() factory
+        return tuple(cls(**out))  # type: ignore[call-overload, unused-ignore]
 
     def table(self) -> str:
         """A Markdown table of the slices (name, offset, shape), for docs."""
@@ -222,23 +223,35 @@ def check_result(bad: int, B: int, P: int, seat: np.ndarray, each: bool) -> None
 #   incref/decref pairs of the arrays, which cost more than the row itself.
 # The helpers are inlined into both kernels.
 _U = np.uint64
+# An integer in compiled code: a Python int or a NumPy scalar (the kernels make their indices np.int64), which
+# are no ints to a type checker.
+KernelInt = int | np.integer
 
 
 @njit(cache=True, nogil=True, inline="always")
-def set_onehot(out, g, start, n, idx):
+def set_onehot(out: np.ndarray, g: KernelInt, start: int, n: int, idx: KernelInt) -> None:
     """One-hot ``idx`` into the cleared ``out[g, start : start + n]``; nothing if ``idx`` is outside 0..n-1."""
     if 0 <= idx < n:
         out[g, _U(start + idx)] = 1.0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def rel_seat(seat, me, P):
+def rel_seat(seat: KernelInt, me: KernelInt, P: int) -> KernelInt:
     """Absolute seat as seen from seat ``me`` (both 0..P-1), without a division."""
     return seat - me if seat >= me else seat - me + P
 
 
 @njit(cache=True, nogil=True, inline="always")
-def shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick):
+def shared_ok(
+    g: KernelInt,
+    P: int,
+    n_cards: int,
+    n_hand_number: int,
+    hand_no: np.ndarray,
+    dealer: np.ndarray,
+    leader: np.ndarray,
+    trick: np.ndarray,
+) -> bool:
     """Game ``g``'s values for the shared one-hot slices fit the layout."""
     h, d, lead = hand_no[g], dealer[g], leader[g]
     ok = (0 <= h) & (h < n_hand_number) & (0 <= d) & (d < P) & (0 <= lead) & (lead < P)
@@ -248,7 +261,22 @@ def shared_ok(g, P, n_cards, n_hand_number, hand_no, dealer, leader, trick):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def encode_shared(out, g, me, o, hands, played, taken, taken_mul, scores, score_mul, hand_no, dealer, leader, trick):
+def encode_shared(
+    out: np.ndarray,
+    g: KernelInt,
+    me: KernelInt,
+    o: Any,
+    hands: np.ndarray,
+    played: np.ndarray,
+    taken: np.ndarray,
+    taken_mul: float,
+    scores: np.ndarray,
+    score_mul: float,
+    hand_no: np.ndarray,
+    dealer: np.ndarray,
+    leader: np.ndarray,
+    trick: np.ndarray,
+) -> None:
     """Write what both games encode alike into row ``g`` of ``out``, and clear the one-hot block.
 
     ``me`` is the observer (0..P-1), ``o`` the game's offsets tuple
@@ -281,7 +309,18 @@ def encode_shared(out, g, me, o, hands, played, taken, taken_mul, scores, score_
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fits(B, P, n_cards, hands, played, taken, scores, trick, bids, per_game):
+def fits(
+    B: int,
+    P: int,
+    n_cards: int,
+    hands: np.ndarray,
+    played: np.ndarray,
+    taken: np.ndarray,
+    scores: np.ndarray,
+    trick: np.ndarray,
+    bids: np.ndarray,
+    per_game: tuple[int, ...],
+) -> bool:
     """The shared state arrays have the batch, seat and card counts the layout expects."""
     ok = hands.shape[0] == B and hands.shape[1] == P and hands.shape[2] == n_cards
     ok = ok and played.shape[0] == B and played.shape[1] == n_cards
@@ -409,9 +448,10 @@ class GameObservation:
         """The facts of one observation vector: the shared ones and ``game_facts(cfg, slices)``'s, in order."""
         d = self.layout(cfg, view).decode(vec)
         P = cfg.players
+        hand_no = onehot_index(d["hand_number"])  # None: an all-zero slice, which no observation of a state has
         facts = {
             "hand": np.nonzero(d["hand"])[0].tolist(),
-            "hand_number": onehot_index(d["hand_number"]) + 1,
+            "hand_number": None if hand_no is None else hand_no + 1,
             "dealer": onehot_index(d["dealer"]),
             "leader": onehot_index(d["leader"]),
             "trick": [onehot_index(d["trick"][r]) for r in range(P)],

@@ -51,6 +51,7 @@ from .compiled import batch_kernel, step_chunks
 from .observe import (
     BAD_STATE,
     GameObservation,
+    KernelInt,
     ObsLayout,
     encode_shared,
     fits,
@@ -216,7 +217,7 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
     if np.any(hands.sum(axis=1) > 1):
         g, card = np.argwhere(hands.sum(axis=1) > 1)[0]
         raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} was dealt to two seats")
-    in_hand = hands.any(axis=1)[np.arange(n), trump_card]
+    in_hand = hands.any(axis=1)[np.arange(n), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
     if in_hand.any():
         g = int(np.nonzero(in_hand)[0][0])
         raise ValueError(f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat")
@@ -253,7 +254,9 @@ def hook_bid(bids: np.ndarray, g: int, n_bids: int, hand_size: int) -> int:
 
 
 @njit(cache=True)
-def _forbidden_bids(phase, bids, n_bids, hand_size, out):
+def _forbidden_bids(
+    phase: np.ndarray, bids: np.ndarray, n_bids: np.ndarray, hand_size: np.ndarray, out: np.ndarray
+) -> None:
     for g in range(phase.shape[0]):
         out[g] = hook_bid(bids, g, n_bids[g], hand_size[g]) if phase[g] == BID else -1
 
@@ -267,7 +270,10 @@ def forbidden_bid(state: State) -> np.ndarray:
 
 
 @batch_kernel
-def _mask_kernel(phase, cur, hands, led_suit, bids, n_bids, hand_size, mask):
+def _mask_kernel(
+    phase: np.ndarray, cur: np.ndarray, hands: np.ndarray, led_suit: np.ndarray,
+    bids: np.ndarray, n_bids: np.ndarray, hand_size: np.ndarray, mask: np.ndarray,
+) -> None:  # fmt: skip
     for g in prange(phase.shape[0]):
         if phase[g] == PLAY:
             follow_suit_row(hands, g, cur[g], led_suit[g], _SUIT_OF, mask)
@@ -317,7 +323,7 @@ def suit_name(s: int) -> str:
 # --------------------------------------------------------------------------
 # Scoring
 @njit(cache=True, inline="always")
-def _score_one(bids, taken, g, scoring, out, why):
+def _score_one(bids: np.ndarray, taken: np.ndarray, g: int, scoring: int, out: np.ndarray, why: np.ndarray) -> None:
     """Game ``g``'s hand scores into ``out`` (P,) and why into ``why`` (P,) (``WHY_MADE`` or
     ``WHY_MISSED``); ``scoring`` indexes ``OH_SCORINGS``."""
     for p in range(bids.shape[1]):
@@ -332,7 +338,7 @@ def _score_one(bids, taken, g, scoring, out, why):
 
 
 @njit(cache=True)
-def _score_hands(bids, taken, scoring, out):
+def _score_hands(bids: np.ndarray, taken: np.ndarray, scoring: int, out: np.ndarray) -> None:
     points = np.empty(bids.shape[1], dtype=np.int64)
     why = np.empty(bids.shape[1], dtype=np.int64)
     for g in range(bids.shape[0]):
@@ -356,7 +362,13 @@ def score_hand(cfg: OhHellConfig, bids: np.ndarray, taken: np.ndarray) -> np.nda
 # --------------------------------------------------------------------------
 # Transition
 @njit(cache=True)
-def _check(state, result, actions, active, legal):
+def _check(
+    state: tuple[np.ndarray, ...],
+    result: tuple[np.ndarray, ...],
+    actions: np.ndarray,
+    active: np.ndarray,
+    legal: np.ndarray,
+) -> int:
     """Clear the result rows and check every active action: the first game
     with an illegal one, or -1."""
     r = StepArrays(*result)
@@ -370,7 +382,10 @@ def _check(state, result, actions, active, legal):
 
 
 @njit(cache=True)
-def _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring):
+def _apply(
+    state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
+    lo: int, hi: int, P: int, hand_sizes: np.ndarray, scoring: int,
+) -> int:  # fmt: skip
     """Apply the (checked) actions of games ``lo..hi-1``; return how many of
     them need a new deal."""
     s, r = StateArrays(*state), StepArrays(*result)
@@ -408,7 +423,10 @@ def _apply(state, result, actions, active, lo, hi, P, hand_sizes, scoring):
 
 
 @batch_kernel
-def _step_kernel(state, result, actions, active, legal, chunks, P, hand_sizes, scoring):
+def _step_kernel(
+    state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
+    legal: np.ndarray, chunks: int, P: int, hand_sizes: np.ndarray, scoring: int,
+) -> int:  # fmt: skip
     """Check every active action, then apply them all, in ``chunks`` ranges of
     games (split over threads in the parallel build).
 
@@ -574,9 +592,11 @@ obs_offsets = _OBS.offsets  # (cfg, view="private"): the :class:`ObsOffsets` as 
 
 @batch_kernel
 def _obs_kernel(
-    out, seat, each, hands, played, taken, scores, hand_no, dealer, leader, trick,
-    bids, phase, trump_card, hand_size, suit_of, offsets, taken_mul, score_mul,
-):  # fmt: skip
+    out: np.ndarray, seat: np.ndarray, each: bool, hands: np.ndarray, played: np.ndarray, taken: np.ndarray,
+    scores: np.ndarray, hand_no: np.ndarray, dealer: np.ndarray, leader: np.ndarray, trick: np.ndarray,
+    bids: np.ndarray, phase: np.ndarray, trump_card: np.ndarray, hand_size: np.ndarray, suit_of: np.ndarray,
+    offsets: tuple[int, ...], taken_mul: float, score_mul: float,
+) -> int:  # fmt: skip
     """Fill ``out`` (B, D) with Oh Hell observations, one row per game, every cell written.
 
     ``offsets`` is an :class:`ObsOffsets` as a plain tuple. Returns -1, or a
@@ -590,6 +610,8 @@ def _obs_kernel(
     taken3 = taken[:, :, np.newaxis]  # one count per seat, as the shared helper's (B, P, K)
     if not fits(B, P, n_cards, hands, played, taken3, scores, trick, bids, per_game):
         return BAD_STATE
+    g: KernelInt  # Python ints in the checking loop, np.int64 in the parallel one
+    s: KernelInt
     for g in range(B):  # check first, so that the encoding loop has no early exit
         me = np.int64(seat[g if each else 0])
         if me < 0 or me >= P:
@@ -653,11 +675,12 @@ def _own_facts(cfg: OhHellConfig, d: dict[str, np.ndarray]) -> dict:
     phase = onehot_index(d["phase"])
     suit = onehot_index(d["trump_suit"])
     bids = [onehot_index(d["bids"][r]) for r in range(cfg.players)]
+    size = onehot_index(d["hand_size"])  # None: an all-zero slice, which no observation of a state has
     return {
         "phase": PHASE_NAMES[phase + BID] if phase is not None else "other",
         "trump": OH_SUIT_CHARS[suit] if suit is not None else None,
         "trump_card": onehot_index(d["trump_card"]),
-        "hand_size": onehot_index(d["hand_size"]) + 1,
+        "hand_size": None if size is None else size + 1,
         "bids": [None if v in (None, 0) else v - 1 for v in bids],
     }
 

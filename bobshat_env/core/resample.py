@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .cards import Deck
 from .tricks import trick_voids
+
+if TYPE_CHECKING:
+    from .contract import BoundGame
 
 
 # --------------------------------------------------------------------------
@@ -175,8 +178,10 @@ def sample_hands(
     void = np.asarray(void, dtype=bool).copy()
     void[np.arange(B), seat] = False
     if np.any(counts.sum(axis=1) > unseen.sum(axis=1)):
-        r = int(np.nonzero(counts.sum(axis=1) > unseen.sum(axis=1))[0][0])
-        raise ValueError(f"row {r}: the other seats hold {counts[r].sum()} cards but only {unseen[r].sum()} are unseen")
+        row = int(np.nonzero(counts.sum(axis=1) > unseen.sum(axis=1))[0][0])
+        raise ValueError(
+            f"row {row}: the other seats hold {counts[row].sum()} cards but only {unseen[row].sum()} are unseen"
+        )
     W = worlds
     R = B * W
     row_of = np.repeat(np.arange(B), W)
@@ -339,7 +344,7 @@ def seen_from(
     return hands, counts, ~hand & ~played & ~in_trick
 
 
-def void_tracker(game: Any, batch: int) -> VoidTracker:
+def void_tracker(game: BoundGame, batch: int) -> VoidTracker:
     """A :class:`VoidTracker` for a batch of games of ``game`` (a :class:`bobshat_env.games.Game`)."""
     module = game.module
     return VoidTracker(

@@ -35,7 +35,7 @@ def mix64_one(x: np.uint64) -> np.uint64:
 _mix64_ufunc = vectorize(["uint64(uint64)"], cache=True)(mix64_one.py_func)
 
 
-def combine(key: np.ndarray, *counters: np.ndarray | int) -> np.ndarray:
+def combine(key: np.ndarray | np.integer | int, *counters: np.ndarray | int) -> np.ndarray:
     """Hash a key with any number of integer counters into a new uint64 key."""
     h = np.asarray(key, dtype=np.uint64)
     for c in counters:

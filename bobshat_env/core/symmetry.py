@@ -29,13 +29,16 @@ side and check that their canonical observations are equal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import game_module
 from .cards import Deck
 from .observe import ObsLayout
+
+if TYPE_CHECKING:
+    from .contract import BoundGame
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def _obs_row(
     return idx
 
 
-def trump_canonical(game: Any, config: object = None, view: str = "private") -> SuitSymmetry:
+def trump_canonical(game: str | BoundGame, config: object = None, view: str = "private") -> SuitSymmetry:
     """The trump-to-suit-0 relabelling of ``game``'s observations (layout of ``config`` and ``view``).
 
     ``game`` is a game's name (then ``config`` is its configuration) or a

@@ -35,7 +35,8 @@ from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from operator import attrgetter
-from typing import Any, Self
+from types import ModuleType
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numba import njit, prange
@@ -301,6 +302,8 @@ class TrickState:
     played: np.ndarray  # (B, N) bool: cards in completed tricks this hand
     scores: np.ndarray  # (B, P) int32: game totals
     last_scores: np.ndarray  # (B, P) int16: the most recent hand's scores
+    # not a field: each game's State class gets its own from arrays_type (arrays() reads it there)
+    _get_arrays: ClassVar[Callable[[TrickState], tuple]]
 
     @property
     def batch_size(self) -> int:
@@ -326,7 +329,7 @@ class TrickState:
         return type(self).__dict__["_get_arrays"](self)
 
 
-def arrays_type(state_cls: type, name: str) -> type:
+def arrays_type(state_cls: type[TrickState], name: str) -> type:
     """The named-tuple type through which kernels read a game's state arrays.
 
     Defined at module level by each game (``name`` must be the module
@@ -488,7 +491,7 @@ def raise_illegal(
     g: int,
     a: int,
     legal: np.ndarray,
-    game: Any,
+    game: ModuleType,
     bid_fault: Callable[[int, int], str | None],
 ) -> None:
     """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why.

@@ -22,11 +22,15 @@ np.array([seed], dtype=np.uint64))`` deals the same first hand again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .rules import FORMAT, Entries, is_int, rules_for
+
+if TYPE_CHECKING:
+    from ..config import GameConfig
+    from ..games import Game
 
 _ENTRY_ARRAYS = (
     "_hand_no",
@@ -71,7 +75,7 @@ class Recorder:
 
     def __init__(
         self,
-        game: Any,
+        game: Game | GameConfig,
         state: Any,
         ids: np.ndarray | None = None,
         *,

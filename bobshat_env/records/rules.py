@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..config import ConfigError
-from ..games import GAMES, GameDescription, describe, describe_config, load
+from ..config import ConfigError, GameConfig
+from ..games import GAMES, Game, GameDescription, describe, describe_config, load
 from .faults import FaultSink, HandFaults
 
 FORMAT = 1  # the version of docs/records.md this package writes and reads
@@ -80,7 +80,7 @@ class RecordRules:
 
     name: str
     module: Any
-    config_cls: type
+    config_cls: type[GameConfig]
     config_keys: tuple[str, ...]
     hand_keys: tuple[str, ...]
     names: np.ndarray  # (N,) object: notation of every card id, for fancy indexing
@@ -180,7 +180,7 @@ def bid_order(state: Any, P: int) -> list[int]:
     return [(first + i) % P for i in range(P)]
 
 
-def rules_for(game: Any) -> tuple[RecordRules, Any]:
+def rules_for(game: Game | GameConfig) -> tuple[RecordRules, Any]:
     """The adapter and config of a Game or of a game config."""
     cfg = getattr(game, "config", game)
     try:

@@ -320,6 +320,7 @@ def _replay_tricks(
                 if trick["winner"] is not None:
                     fault(f"winner is {trick['winner']!r}, but a trick ended by a renege has no winner (null)", tn)
                 return res.rewards[0], True
+        assert res is not None  # cards is a non-empty list
         if not res.trick_done[0]:
             fault(f"the trick has {len(cards)} cards; a trick has {P}", tn)
             return None
