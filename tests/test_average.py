@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -177,10 +178,18 @@ def test_missing_corrupt_or_unwritable_files_are_one_line_errors(tmp_path, capsy
         ([str(a), str(a)], tmp_path / "fifo.pt", "not a regular file"),
         ([str(a), str(a)], tmp_path / "no" / "folder.pt", "--out"),
     ]
-    for inputs, out, message in cases:
-        code, _, err = run(["average", *inputs, "--out", str(out)], capsys)
-        lines = err.strip().splitlines()
-        assert code == 2 and len(lines) == 1 and message in lines[0], err
+    fifo = tmp_path / "fifo.pt"  # a reader drains it, so that a run writing into it fails here instead of hanging
+    reader = threading.Thread(target=fifo.read_bytes, daemon=True)
+    reader.start()
+    try:
+        for inputs, out, message in cases:
+            code, _, err = run(["average", *inputs, "--out", str(out)], capsys)
+            lines = err.strip().splitlines()
+            assert code == 2 and len(lines) == 1 and message in lines[0], err
+    finally:
+        if reader.is_alive():
+            os.close(os.open(fifo, os.O_WRONLY))  # let the reader's open return
+        reader.join(timeout=10)
     assert not (tmp_path / "o.pt").exists()
 
 
