@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -24,11 +25,14 @@ from train.average import AverageError, average_checkpoints, parse_weights
 GAME = make_game("bobs_hat", players=4, hands=2)
 
 
-def _policy(path: Path, seed: int, game=GAME, hidden=(16,), **meta_changes) -> Path:
+def _policy(
+    path: Path, seed: int, game=GAME, hidden=(16,), symmetry: bool = True, features: bool = True, **meta_changes
+) -> Path:
     """A policy checkpoint as training writes it (symmetry and feature tables with the weights)."""
     torch.manual_seed(seed)
-    sym = trump_canonical(game.name, game.config)
-    net = PolicyNet(game.obs_size(), game.n_actions, hidden, sym, TrickFeatures.for_game(game.name, game.config))
+    sym = trump_canonical(game.name, game.config) if symmetry else None
+    feats = TrickFeatures.for_game(game.name, game.config) if features else None
+    net = PolicyNet(game.obs_size(), game.n_actions, hidden, sym, feats)
     meta = {**net_meta(game, net), "run_name": f"run{seed}", "global_step": 1000 * seed, **meta_changes}
     save_checkpoint(path, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, meta)
     return path
@@ -92,16 +96,23 @@ def test_the_average_plays_as_an_ordinary_policy_and_a_policy_averaged_with_itse
         ("players", "players is 3, not 4"),
         ("options", "config is"),
         ("table", "features.hat table differs"),
+        ("symmetry", "symmetry is None, not 'trump'"),  # without the check: averaged, tables dropped
+        ("symmetry-first", "symmetry is 'trump', not None"),  # without the check: a KeyError traceback
+        ("features", "features is None, not 'trick'"),
     ],
 )
 def test_policies_of_another_table_or_network_are_refused_and_nothing_is_written(tmp_path, capsys, case, message):
-    a = _policy(tmp_path / "a.pt", 1)
+    a = _policy(tmp_path / "a.pt", 1, symmetry=case != "symmetry-first")
     if case == "hidden":
         b = _policy(tmp_path / "b.pt", 2, hidden=(8,))
     elif case == "players":
         b = _policy(tmp_path / "b.pt", 2, game=make_game("bobs_hat", players=3, hands=2))
     elif case == "options":
         b = _policy(tmp_path / "b.pt", 2, game=make_game("bobs_hat", players=4, hands=2, negative_scoring=True))
+    elif case in ("symmetry", "features"):
+        b = _policy(tmp_path / "b.pt", 2, **{case: False})
+    elif case == "symmetry-first":
+        b = _policy(tmp_path / "b.pt", 2)
     else:  # the same shapes, another feature table: a file from another build of the features
         tensors, meta = load_checkpoint(_policy(tmp_path / "b.pt", 2))
         tensors[POLICY_PREFIX + "features.hat"] = ~tensors[POLICY_PREFIX + "features.hat"]
@@ -167,10 +178,18 @@ def test_missing_corrupt_or_unwritable_files_are_one_line_errors(tmp_path, capsy
         ([str(a), str(a)], tmp_path / "fifo.pt", "not a regular file"),
         ([str(a), str(a)], tmp_path / "no" / "folder.pt", "--out"),
     ]
-    for inputs, out, message in cases:
-        code, _, err = run(["average", *inputs, "--out", str(out)], capsys)
-        lines = err.strip().splitlines()
-        assert code == 2 and len(lines) == 1 and message in lines[0], err
+    fifo = tmp_path / "fifo.pt"  # a reader drains it, so that a run writing into it fails here instead of hanging
+    reader = threading.Thread(target=fifo.read_bytes, daemon=True)
+    reader.start()
+    try:
+        for inputs, out, message in cases:
+            code, _, err = run(["average", *inputs, "--out", str(out)], capsys)
+            lines = err.strip().splitlines()
+            assert code == 2 and len(lines) == 1 and message in lines[0], err
+    finally:
+        if reader.is_alive():
+            os.close(os.open(fifo, os.O_WRONLY))  # let the reader's open return
+        reader.join(timeout=10)
     assert not (tmp_path / "o.pt").exists()
 
 
@@ -203,3 +222,63 @@ def test_a_full_disk_is_a_one_line_error_naming_out_and_keeps_what_was_there(tmp
     assert code == 2 and "Traceback" not in err, err
     assert len(lines) == 1 and lines[0].startswith("bobshat average: error: --out: ") and "No space" in lines[0]
     assert after == before and sorted(before) == ["avg.pt", "avg.pt.json"]
+
+
+def test_the_library_normalizes_the_weights_and_refuses_a_wrong_count(tmp_path):
+    """``average_checkpoints`` called directly (not through ``--weights``) with weights that do not sum to 1:
+    the result is still a weighted mean (1,3 is 1/4 and 3/4), not a sum 4 times too large; a list of the
+    wrong length is refused, not cut to the shorter of the two."""
+    a, b = _policy(tmp_path / "a.pt", 1), _policy(tmp_path / "b.pt", 2)
+    tensors, meta = average_checkpoints([a, b], [1, 3])
+    pa, pb = _params(a), _params(b)
+    for k in pa:
+        torch.testing.assert_close(tensors[POLICY_PREFIX + k], 0.25 * pa[k] + 0.75 * pb[k], rtol=0, atol=1e-6)
+    assert [s["weight"] for s in meta["averaged_from"]] == [0.25, 0.75]
+    for weights in ([1.0], [1.0, 1.0, 1.0]):
+        with pytest.raises(AverageError, match="weights must be 2 positive finite numbers"):
+            average_checkpoints([a, b], weights)
+
+
+def test_the_output_keeps_the_inputs_dtypes(tmp_path, capsys):
+    """The mean is taken in float64 but written in the inputs' dtype (float32): a float64 file would be twice
+    the size, and a network loaded from it another than the one trained on."""
+    a, b = _policy(tmp_path / "a.pt", 1), _policy(tmp_path / "b.pt", 2)
+    out = tmp_path / "avg.pt"
+    assert run(["average", str(a), str(b), "--out", str(out)], capsys)[0] == 0
+    ta, _ = load_checkpoint(a)
+    to, _ = load_checkpoint(out)
+    assert {k: v.dtype for k, v in to.items()} == {k: v.dtype for k, v in ta.items()}
+    assert any(v.dtype == torch.float32 for v in to.values())
+
+
+_SIGTERM_WHILE_WRITING = """
+import os, signal, sys, torch
+def killed_part_way(obj, f, *args, **kwargs):
+    f.write(b"PK\\x03\\x04 half a checkpoint")
+    os.kill(os.getpid(), signal.SIGTERM)  # a real SIGTERM, as from `kill` or a job scheduler
+    raise AssertionError("still running after SIGTERM")
+torch.save = killed_part_way
+from bobshat_env.app.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_sigterm_while_the_output_is_written_exits_143_and_leaves_the_old_pair(tmp_path):
+    """A real SIGTERM to ``bobshat average`` while its checkpoint goes to disk (the sidecar already written):
+    exit status 143 through the cleanup, the checkpoint already at --out and its sidecar as they were, and no
+    temporary. Without the handler, Python's default ends the process on the spot (-15): the new sidecar
+    beside the old checkpoint, and the temporary left."""
+    import subprocess
+    import sys
+
+    a, b = _policy(tmp_path / "a.pt", 1), _policy(tmp_path / "b.pt", 2)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = _policy(folder / "avg.pt", 3)
+    old = {p.name: p.read_bytes() for p in folder.iterdir()}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    argv = [sys.executable, "-c", _SIGTERM_WHILE_WRITING, "average", str(a), str(b), "--out", str(out)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 143, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == old

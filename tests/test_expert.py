@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from procs import assert_ended_as_asked, descendants, kill_all, run_here, signal_when_ready, start, wait_gone
 
 from agents import make_agent
@@ -437,3 +438,157 @@ def test_the_games_of_a_round_are_bounded_by_memory():
     check_options(ExpertOptions(init_from=POLICY, out="out.pt", games=10_000, card_share=1.0))
     with pytest.raises(ExpertError, match=r"--games must be in \[1, 10000\], got 10001"):
         check_options(ExpertOptions(init_from=POLICY, out="out.pt", games=10_001))
+
+
+# --------------------------------------------------------------------------
+# What a user reads in the report: the margins, the split, the options' effect on the labels
+def test_the_2v2_margins_are_what_bobshat_eval_reports_for_the_same_deals(game):
+    """``vs_strong`` is ``bobshat eval --layout 2v2`` of the policy against strong on the same deals: the same
+    mean per hand, the policy's seats minus the other's (its sign: a policy that wins reads positive), and the
+    same 95% CI, over deals (the seatings of one deal are not independent)."""
+    from train.evaluate.tournament import evaluate
+    from train.expert import duplicate_2v2
+
+    net, _ = load_policy(POLICY, game)
+    mean, ci = duplicate_2v2(game, net, "strong", 6, 9)
+    summary = evaluate(game, [f"ppo:{POLICY}"] * 2 + ["strong"] * 2, 6, seed=9).summary()
+    (pair,) = summary["pairwise"]
+    assert pair["a"] == f"ppo:{POLICY}" and pair["b"] == "strong", pair
+    assert mean == pytest.approx(pair["diff_per_hand"], abs=1e-9) and mean != 0
+    assert ci == pytest.approx(pair["ci95"], rel=1e-9) and ci > 0
+    r_mean, _ = duplicate_2v2(game, net, "random", 6, 9)
+    assert r_mean > 5  # the shipped policy beats random seats by points a hand: the margin is the policy's
+
+
+def _stub_search(monkeypatch) -> None:
+    from agents.search import PolicySearchAgent
+
+    monkeypatch.setattr(PolicySearchAgent, "act", lambda self, obs, mask, seat, public=None: stub_move(obs, mask))
+
+
+def test_the_held_out_games_are_not_trained_on_and_the_report_measures_them(game, tmp_path, monkeypatch):
+    """A round's fit sees the labels of the training games only; ``agreement_before`` and
+    ``agreement_after_held_out`` are the starting and the new policy on the held-out games (the same
+    decisions), ``labels_not_the_policy`` the share of labels that are not the policy's move, ``vs_start``
+    is played against the policy the run started from, and ``--epochs`` and ``--learning-rate`` reach the fit."""
+    import train.expert as expert_module
+    from train.expert import expert
+    from train.imitate import holdout_games
+
+    _stub_search(monkeypatch)
+    seen: dict = {"fit": [], "eval": []}
+    label_round = expert_module.label_round
+
+    def keep_labels(*args, **kwargs):
+        seen["labels"] = label_round(*args, **kwargs)
+        return seen["labels"]
+
+    def keep_fit(net, data, opts, log=None):
+        seen["fit"].append((data, opts))
+        return fit(net, data, opts, log)
+
+    def keep_eval(game_, a, b, deals, seed):
+        seen["eval"].append((a, b))
+        return 0.0, 0.0
+
+    monkeypatch.setattr(expert_module, "label_round", keep_labels)
+    monkeypatch.setattr(expert_module, "fit", keep_fit)
+    monkeypatch.setattr(expert_module, "duplicate_2v2", keep_eval)
+    opts = ExpertOptions(
+        init_from=POLICY, out=str(tmp_path / "out.pt"), log_dir=str(tmp_path / "tb"), games=8, card_share=1.0,
+        bids="policy", holdout=0.25, epochs=3, learning_rate=3e-3, eval_deals=2,
+    )  # fmt: skip
+    report = expert(game, opts)
+    labels = seen["labels"]
+    held_games = np.nonzero(holdout_games(8, 0.25, opts.seed))[0]
+    held = np.isin(labels.game, held_games)
+    assert len(held_games) == 2 and held.any() and (~held).any()
+    ((data, fit_opts),) = seen["fit"]
+    assert sorted(set(data.game.tolist())) == sorted(set(labels.game[~held].tolist()))  # no held-out game
+    assert data.n == int((~held).sum()) and (fit_opts.epochs, fit_opts.learning_rate) == (3, 3e-3)
+    (row,) = report["rounds"]
+    start, _ = load_policy(POLICY, game)
+    new, _ = load_policy(opts.out, game)
+    assert row["agreement_before"] == agreement(start, labels.take(np.nonzero(held)[0]))
+    assert row["agreement_after_held_out"] == agreement(new, labels.take(np.nonzero(held)[0]))
+    assert row["agreement_after_train"] == agreement(new, labels.take(np.nonzero(~held)[0]))
+    assert not all(torch.equal(v, w) for v, w in zip(new.state_dict().values(), start.state_dict().values()))
+    assert row["labels_not_the_policy"] == pytest.approx((labels.label != labels.greedy).mean())
+    assert 0 < row["labels_not_the_policy"] < 1
+    (_, strong), (a, b) = seen["eval"]
+    assert strong == "strong" and a is not b
+    assert all(torch.equal(v, w) for v, w in zip(b.state_dict().values(), start.state_dict().values()))
+
+
+def test_mix_puts_that_weight_on_the_label_and_the_rest_on_the_policy(game, monkeypatch):
+    """The target is ``mix`` on the label plus ``1 - mix`` on the policy's own distribution at that decision."""
+    from agents.ppo_agent import masked_logits
+
+    _stub_search(monkeypatch)
+    net, _ = load_policy(POLICY, game)
+    for mix in (0.25, 1.0):
+        opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=2, card_share=1.0, bids="policy", mix=mix)
+        labels = label_round(game, net, opts, 0)
+        with torch.no_grad():
+            logits = masked_logits(net(torch.from_numpy(labels.obs))[0], torch.from_numpy(labels.mask))
+            probs = torch.softmax(logits, dim=-1).numpy()
+        one_hot = np.eye(game.n_actions)[labels.label]
+        np.testing.assert_allclose(labels.target, mix * one_hot + (1 - mix) * probs, atol=1e-5)
+
+
+def test_bid_temperature_gives_the_softmax_of_the_bids_values(game, monkeypatch):
+    """With ``bid_temperature`` T > 0 a bid's target is the softmax of its legal alternatives' values / T (a
+    higher T: a flatter target); at 0, a best bid alone."""
+    import train.bids.oracle as oracle
+
+    def values(game_, state, play, worlds=8, seed=0, objective="score", **_):
+        mask = game_.legal_action_mask(state)
+        info = np.where(mask, np.arange(mask.shape[1], dtype=np.float64) % 3, np.nan)  # 0, 1, 2 points
+        info[mask[:, : game_.module.N_CARDS].any(axis=1)] = np.nan
+        return info.copy(), info
+
+    monkeypatch.setattr(oracle, "decision_values", values)
+    net, _ = load_policy(POLICY, game)
+    top = []
+    for t in (0.0, 0.5, 2.0):
+        opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=2, card_share=0.0, bid_temperature=t)
+        labels = label_round(game, net, opts, 0)
+        v = np.where(labels.mask, np.arange(game.n_actions) % 3, -np.inf)
+        if t == 0:  # the best bid (the policy's own where it is one of the best: bid_gap 0)
+            assert (v[np.arange(labels.n), labels.label] == v.max(axis=1)).all()
+            want = np.eye(game.n_actions)[labels.label]
+        else:
+            e = np.where(labels.mask, np.exp((v - v.max(axis=1, keepdims=True)) / t), 0.0)
+            want = e / e.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(labels.target, want, atol=1e-6)
+        top.append(labels.target.max(axis=1).mean())
+    assert top[0] == 1 > top[1] > top[2]
+
+
+def test_each_round_labels_new_deals_and_the_seed_repeats_them(game, monkeypatch):
+    """Round 2 plays other deals than round 1 (labelling the same ones again would fit to the same games);
+    the same round and seed play the same ones again, another seed others."""
+    _stub_search(monkeypatch)
+    net, _ = load_policy(POLICY, game)
+
+    def first_obs(round_no: int, seed: int = 0) -> np.ndarray:
+        opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=2, card_share=1.0, bids="policy", seed=seed)
+        return label_round(game, net, opts, round_no).obs
+
+    one = first_obs(0)
+    assert np.array_equal(one, first_obs(0))
+    assert not np.array_equal(one[:8], first_obs(1)[:8])
+    assert not np.array_equal(one[:8], first_obs(0, seed=1)[:8])
+
+
+def test_bids_search_labels_the_bids_with_the_search(game, monkeypatch):
+    """``--bids search``: bids (and the hat choice) get the search agent's move, not the oracle's."""
+    import train.bids.oracle as oracle
+
+    _stub_search(monkeypatch)
+    monkeypatch.setattr(oracle, "decision_values", lambda *a, **k: pytest.fail("the oracle was asked"))
+    net, _ = load_policy(POLICY, game)
+    opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=2, card_share=0.0, bids="search")
+    labels = label_round(game, net, opts, 0)
+    assert labels.n == 2 * 2 * 5 and not labels.is_card.any()
+    assert (labels.label == stub_move(labels.obs, labels.mask)).all()

@@ -227,20 +227,60 @@ def test_the_split_is_by_game(simple_records):
     assert np.array_equal(mask, np.concatenate([w[1] for w in want]))
 
 
-def test_the_same_seed_gives_the_same_weights(simple_records, tmp_path):
-    game = make_game("bobs_hat", players=4, hands=2)
+@pytest.fixture(scope="module")
+def twenty_records(simple_records) -> Path:
+    """The first 20 of them (1,080 decisions): a set that trains in a fraction of a second."""
     records = [r for _, r, _ in read_records(simple_records)][:20]
-    small = tmp_path / "twenty.jsonl"
+    small = simple_records.with_name("twenty.jsonl")
     small.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return small
 
-    def weights(seed: int, name: str) -> dict:
-        opts = ImitateOptions(records=[str(small)], out=str(tmp_path / name), epochs=1, seed=seed, hidden=(32,))
-        imitate(game, opts)
-        return load_checkpoint(tmp_path / name)[0]
 
-    a, b, c = weights(3, "a.pt"), weights(3, "b.pt"), weights(4, "c.pt")
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
-    assert not torch.equal(a["policy.trunk.0.weight"], c["policy.trunk.0.weight"])
+def _weights(path: Path) -> dict:
+    return load_checkpoint(path)[0]
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("draw", ["command", "initial weights", "minibatches", "held-out games"])
+def test_the_seed_reaches_each_random_draw(twenty_records, tmp_path, capsys, monkeypatch, draw):
+    """``--seed`` decides every random draw of a run, each on its own: the same seed gives the same result,
+    another seed another one. ``command``: the whole run from the command line (the flag reaches the run);
+    ``initial weights``: the fresh network, with no training; ``minibatches``: the order the fit draws the
+    decisions in, from one starting network; ``held-out games``: which games are held out."""
+    import copy
+
+    import train.imitate as imitate_module
+    from train.imitate import fit, make_network
+
+    game = make_game("bobs_hat", players=4, hands=2)
+
+    def result(seed: int):
+        name = f"s{seed}_{len(list(tmp_path.iterdir()))}.pt"
+        if draw == "command":
+            argv = ["imitate", *BH_FLAGS, "--records", str(twenty_records), "--out", str(tmp_path / name)]
+            assert main([*argv, "--epochs", "1", "--hidden", "32", "--seed", str(seed), "--quiet"]) == 0
+            return _weights(tmp_path / name)
+        if draw == "initial weights":
+            monkeypatch.setattr(imitate_module, "fit", lambda *a, **k: [])
+            opts = ImitateOptions(records=[str(twenty_records)], out=str(tmp_path / name), hidden=(32,), seed=seed)
+            imitate(game, opts)
+            return _weights(tmp_path / name)
+        if draw == "minibatches":
+            net = copy.deepcopy(start)
+            fit(net, data, ImitateOptions(records=[], out="unused.pt", epochs=1, minibatch_size=64, seed=seed))
+            return {k: v.detach().clone() for k, v in net.state_dict().items()}
+        return {"held": torch.from_numpy(holdout_games(40, 0.25, seed))}
+
+    if draw == "minibatches":
+        data, _ = build_sets(game, [str(twenty_records)], 0.0, seed=0)
+        start = make_network(game, ImitateOptions(records=[], out="unused.pt", hidden=(32,)))
+    a, b, c = result(3), result(3), result(4)
+    capsys.readouterr()
+    assert _same(a, b), "the same seed gave another result"
+    assert not _same(a, c), "another seed gave the same result: the seed does not reach this draw"
 
 
 def _corrupt(lines: list[str]) -> list[str]:
@@ -412,3 +452,90 @@ def test_an_out_that_is_not_a_regular_file_is_refused_before_the_replay(simple_r
     assert last.startswith("bobshat imitate: error: --out: cannot write ") and str(target) in last, stderr
     assert ("not a regular file" if kind == "fifo" else "it is a folder") in last, stderr
     assert got in ([], [b""]) and sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+
+
+def test_the_learning_rate_decays_linearly_to_zero_over_the_run(twenty_records, monkeypatch):
+    """Every optimizer step of the fit uses ``learning_rate x (1 - step / steps)``: from the rate asked for,
+    down the same amount each step, to one step short of 0 at the last, over all epochs (not one)."""
+    from train.imitate import fit, make_network
+
+    game = make_game("bobs_hat", players=4, hands=2)
+    data, _ = build_sets(game, [str(twenty_records)], 0.0, seed=0)
+    net = make_network(game, ImitateOptions(records=[], out="unused.pt", hidden=(8,)))
+    rates: list[float] = []
+    step = torch.optim.Adam.step
+
+    def recording(self, *args, **kwargs):
+        rates.append(self.param_groups[0]["lr"])
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", recording)
+    opts = ImitateOptions(records=[], out="unused.pt", epochs=3, minibatch_size=256, learning_rate=2e-3)
+    fit(net, data, opts)
+    total = 3 * -(-data.n // 256)
+    assert total >= 9 and len(rates) == total
+    assert rates == pytest.approx([2e-3 * (1 - i / total) for i in range(total)], rel=1e-12)
+
+
+def test_agreement_with_a_choice_leaves_out_the_forced_moves(twenty_records):
+    """``with_choice`` counts the decisions with more than one legal action (a last card, a forced follow,
+    are not a choice the policy made); each share is the greedy move's agreement on exactly its rows."""
+    from agents.ppo_agent import masked_logits
+    from train.imitate import agreement, make_network
+
+    game = make_game("bobs_hat", players=4, hands=2)
+    data, _ = build_sets(game, [str(twenty_records)], 0.0, seed=0)
+    torch.manual_seed(0)
+    net = make_network(game, ImitateOptions(records=[], out="unused.pt", hidden=(8,))).eval()
+    report = agreement(net, data)
+    obs, mask, action, _ = data.batch(np.arange(data.n))
+    with torch.no_grad():
+        greedy = masked_logits(net(torch.from_numpy(obs))[0], torch.from_numpy(mask)).argmax(dim=1).numpy()
+    hit = greedy == action
+    choice = mask.sum(axis=1) > 1
+    bids = action >= game.deck.n_cards
+    assert 0 < choice.sum() < data.n  # forced moves are there to leave out
+    assert report["with_choice"] == {"decisions": int(choice.sum()), "agreement": pytest.approx(hit[choice].mean())}
+    assert report["decisions"] == data.n and report["agreement"] == pytest.approx(hit.mean())
+    assert report["bids"] == {"decisions": 20 * 10, "agreement": pytest.approx(hit[bids].mean())}  # 4 bids + hat
+    assert report["cards"] == {"decisions": data.n - 200, "agreement": pytest.approx(hit[~bids].mean())}
+
+
+def test_the_held_out_share_keeps_a_game_on_each_side():
+    """A positive --holdout that rounds to no game still holds one out, and one that rounds to every game
+    still trains on one; 0 holds none out. The games drawn depend on the seed only through the draw."""
+    assert holdout_games(5, 0.05, 0).sum() == 1
+    assert holdout_games(3, 0.99, 0).sum() == 2
+    assert holdout_games(40, 0.0, 0).sum() == 0
+    assert holdout_games(40, 0.25, 1).sum() == holdout_games(40, 0.25, 2).sum() == 10
+
+
+def test_records_of_another_first_dealer_are_imitated(tmp_path):
+    """The first dealer is not a rule of the game: records of games dealt from other seats (``--first-dealer
+    -1`` draws it) are imitated by a run of the default first dealer, each replayed from its own."""
+    dealt = make_game("bobs_hat", players=4, hands=2, first_dealer=-1)
+    res = play_games(dealt, [make_agent("simple", dealt)] * 4, 12, seed=5, recorder_factory=Recorder)
+    assert len({r["config"]["first_dealer"] for r in res.records}) > 1
+    path = tmp_path / "dealers.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in res.records))
+    train, held = build_sets(make_game("bobs_hat", players=4, hands=2), [str(path)], 0.0, seed=0)
+    assert (train.games, held.games, train.n) == (12, 0, 12 * 54)
+
+
+def test_a_full_disk_at_json_keeps_the_old_report(twenty_records, tmp_path, capsys):
+    """The report does not fit the disk of --json: one line naming --json, exit status 2, and the report
+    already there as it was (the write is all or nothing), no temporary beside it."""
+    from tests.mounts import fill, tmpfs
+
+    with tmpfs(tmp_path / "full", size_kb=64) as full:
+        report = full / "report.json"
+        report.write_text('{"old": true}\n')
+        fill(full)
+        before = {p.name: p.read_bytes() for p in full.iterdir()}
+        argv = ["imitate", *BH_FLAGS, "--records", str(twenty_records), "--out", str(tmp_path / "p.pt")]
+        code, _, stderr = run([*argv, "--epochs", "1", "--hidden", "8", "--json", str(report), "--quiet"], capsys)
+        after = {p.name: p.read_bytes() for p in full.iterdir()}
+    assert code == 2 and "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bobshat imitate: error: --json: ") and "No space" in lines[0]
+    assert after == before
