@@ -216,7 +216,7 @@ def test_bad_inputs_are_clear_errors(monkeypatch, tmp_path):
         and bidders.resolve_bidder("x", oh_game) == "x"
     )
     with monkeypatch.context() as m:  # a table without a shipped checkpoint (every table has one in checkpoints/)
-        m.setattr(bidders, "ROOT", tmp_path)
+        m.setattr("agents.shipped.SHIPPED_DIR", tmp_path)
         with pytest.raises(ValueError, match="no shipped policy for bobs_hat with 3 players"):
             measure(make_game("bobs_hat", players=3), ["shipped"], deals=1)
     with pytest.raises(ValueError, match="named twice"):

@@ -412,12 +412,13 @@ def test_cli_variance_reduction_flags(tmp_path, capsys):
 
 def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(monkeypatch):
     import train.variance
+    from agents.shipped import table_checkpoint
     from bobshat_env.config import ConfigError
     from bobshat_env.games import make_game
     from train.evaluate.tournament import _vr_setup
 
     oh = make_game("oh_hell", players=4)
-    other = str(train.variance.ROOT / "checkpoints" / "bobs_hat_4p.pt")
+    other = str(table_checkpoint("bobs_hat", 4))
     monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: other)
     vr, why = _vr_setup(oh, True, None, None, "bids")
     assert vr is None and "cannot value this table" in why

@@ -117,8 +117,8 @@ def test_install_script_says_each_step_before_pip_runs(tmp_path, has_torch):
     ).stdout.splitlines()
     assert out[0].startswith("install.sh: installing bobshat")  # before anything slow
     pips = [i for i, line in enumerate(out) if line.startswith("PIP ")]
-    assert out[pips[-1]] == "PIP -m pip install --quiet -e .[dev,ray,sb3]"
-    assert "with extras dev,ray,sb3" in out[pips[-1] - 1]  # said just before it runs
+    assert out[pips[-1]] == "PIP -m pip install --quiet -e .[dev,ray,docs,sb3]"
+    assert "with extras dev,ray,docs,sb3" in out[pips[-1] - 1]  # said just before it runs
     if has_torch:
         assert len(pips) == 1 and any("torch 2.13.0 is installed: keeping it" in line for line in out)
     else:
