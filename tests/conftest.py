@@ -8,11 +8,16 @@ them those tests skip, but in CI such a skip would hide that a check did not
 run at all (a follow-suit bug once passed while the OpenSpiel test was
 skipped), so there it fails, naming what is missing. Skips for the machine
 itself (a root user who can write into read-only folders) stay skips.
+
+The test functions listed in ``tests/slow_tests.txt`` (the slowest, as
+measured) get the ``slow`` marker: ``python -m pytest -q -m "not slow"`` is
+the quick check, and CI runs everything.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,3 +44,19 @@ _importorskip = pytest.importorskip
 if STRICT:
     # Test modules call pytest.importorskip at import or run time, after this file is loaded.
     pytest.importorskip = _import_or_fail
+
+
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+
+
+def slow_tests() -> set[str]:
+    """The ``file::function`` ids of ``tests/slow_tests.txt`` (comments and blank lines skipped)."""
+    lines = SLOW_LIST.read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = slow_tests()
+    for item in items:
+        if item.nodeid.split("[")[0] in slow:
+            item.add_marker(pytest.mark.slow)

@@ -158,3 +158,16 @@ def test_the_check_finds_a_package_that_no_extra_names(tmp_path):
 @pytest.mark.parametrize("extra", ["dev", "ray", "sb3"])
 def test_install_sh_as_ci_runs_it_installs_the_test_extras(extra):
     assert extra in install_extras()
+
+
+def test_every_slow_test_listed_exists():
+    """tests/slow_tests.txt names test functions by ``file::function``: a renamed or removed one is named here."""
+    from conftest import slow_tests
+
+    missing = []
+    for entry in sorted(slow_tests()):
+        path, _, name = entry.partition("::")
+        source = ROOT / path
+        if not source.is_file() or not re.search(rf"^(?:async )?def {re.escape(name)}\(", source.read_text(), re.M):
+            missing.append(entry)
+    assert slow_tests() and not missing, f"tests/slow_tests.txt names tests that do not exist: {missing}"
