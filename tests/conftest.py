@@ -60,3 +60,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.split("[")[0] in slow:
             item.add_marker(pytest.mark.slow)
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -147,10 +148,14 @@ def local_ray():
     another Ray that runs on the machine), stopped at the end."""
     if ray.is_initialized():
         ray.shutdown()
+    # ray.init installs a SIGTERM handler (exit status 15) that ray.shutdown leaves: the tests after this module
+    # (the pool's SIGTERM test, when -m "not slow" leaves none between) must get the handler they had
+    handler = signal.getsignal(signal.SIGTERM)
     with ray_tmpdir():
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         yield ray
         ray.shutdown()
+    signal.signal(signal.SIGTERM, handler)
 
 
 def test_the_probe_accepts_a_real_ray(local_ray) -> None:
