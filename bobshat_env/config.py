@@ -29,6 +29,8 @@ class ConfigError(ValueError):
 class GameConfig(Protocol):
     """What every game's configuration class offers (:class:`bobshat_env.games.GameDescription` holds one)."""
 
+    def __init__(self, *args: Any, **options: Any) -> None: ...  # a dataclass: players=..., and its options
+
     @property
     def players(self) -> int: ...
 

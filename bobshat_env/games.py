@@ -79,6 +79,17 @@ class GameDescription:
     bid_report: str
     bid_oracle: str
 
+    def player_counts(self) -> list[int]:
+        """The player counts the configuration accepts (it says so by refusing the others), ascending."""
+        ok = []
+        for players in range(1, 11):
+            try:
+                self.config_cls(players=players)
+            except ConfigError:
+                continue
+            ok.append(players)
+        return ok
+
 
 DESCRIPTIONS: tuple[GameDescription, ...] = (
     GameDescription(

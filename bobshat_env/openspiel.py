@@ -151,7 +151,7 @@ def rules_from_parameters(description: GameDescription, params: dict[str, Any]) 
 
 def game_type(description: GameDescription) -> pyspiel.GameType:
     """OpenSpiel's description of the game type (its name, players and parameters)."""
-    players = _player_range(description)
+    players = description.player_counts()
     return pyspiel.GameType(
         short_name=PREFIX + description.name,
         long_name=f"Python {description.title}",
@@ -170,16 +170,6 @@ def game_type(description: GameDescription) -> pyspiel.GameType:
     )
 
 
-def _player_range(description: GameDescription) -> list[int]:
-    """The player counts the configuration accepts (it says so by refusing the others)."""
-    ok = []
-    for p in range(1, 11):
-        try:
-            description.config_cls(players=p)
-        except ConfigError:
-            continue
-        ok.append(p)
-    return ok
 
 
 def game_info(rules: Rules) -> pyspiel.GameInfo:

@@ -80,7 +80,6 @@ from starlette.responses import JSONResponse as _StarletteJSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ...config import ConfigError
 from ...games import DESCRIPTIONS, make_game
 from .replay import ReplaySources, frames
 from .session import AgentCatalog, SessionStore, WebError
@@ -320,13 +319,7 @@ def _meta(catalog: AgentCatalog) -> dict[str, Any]:
     games = []
     for d in DESCRIPTIONS:
         defaults = {f.name: f.default for f in dataclasses.fields(d.config_cls)}
-        players = []
-        for n in range(2, 11):
-            try:
-                d.config_cls(players=n)
-            except ConfigError:
-                continue
-            players.append(n)
+        players = d.player_counts()
         choices = getattr(d.config_cls, "OPTION_CHOICES", {})
         options = []
         for name in ("first_dealer", *d.cli_options):

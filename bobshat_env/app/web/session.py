@@ -464,15 +464,7 @@ def shipped_checkpoints() -> Path:
 
 def tables() -> list[tuple[str, int]]:
     """Every table the server can seat: (game name, players)."""
-    out = []
-    for d in DESCRIPTIONS:
-        for n in range(2, 11):
-            try:
-                d.config_cls(players=n)
-            except ConfigError:
-                continue
-            out.append((d.name, n))
-    return out
+    return [(d.name, n) for d in DESCRIPTIONS for n in d.player_counts()]
 
 
 class AgentCatalog:
