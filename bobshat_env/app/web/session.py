@@ -455,13 +455,6 @@ class GameSession:
 
 # ==========================================================================
 # Agents the server will build
-def shipped_checkpoints() -> Path:
-    """The folder of the shipped policies (:func:`agents.shipped.shipped_checkpoints`)."""
-    from agents.shipped import shipped_checkpoints as folder
-
-    return folder()
-
-
 def tables() -> list[tuple[str, int]]:
     """Every table the server can seat: (game name, players)."""
     return [(d.name, n) for d in DESCRIPTIONS for n in d.player_counts()]
@@ -489,6 +482,8 @@ class AgentCatalog:
         self.preloaded: dict[str, list[tuple[str, int]]] = {}  # spec -> the tables it plays
         self.shipped: dict[str, tuple[str, str, int]] = {}  # "ppo:NAME" -> (spec with path, game, players)
         self.files: dict[str, str] = {}  # a file a request may name (a shipped name, a path) -> the path to read
+        from agents.shipped import shipped_checkpoints
+
         folder = shipped_checkpoints() if shipped is None else shipped
         if folder.is_dir():
             import json
