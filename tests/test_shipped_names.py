@@ -29,7 +29,7 @@ def test_every_table_policy_is_offered_by_name():
 def test_a_bare_name_resolves_to_the_shipped_file_and_anything_else_is_left_alone(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert resolve_checkpoint("bobs_hat_4p") == str(SHIPPED / "bobs_hat_4p.pt")
-    for text in ("nope", "runs/x/policy.pt", "bobs_hat_4p.pt", "./bobs_hat_4p", ""):
+    for text in ("nope", "runs/x/policy.pt", "bobs_hat_4p.pt", "./bobs_hat_4p", "sub/bobs_hat_4p", ""):
         assert resolve_checkpoint(text) == text
     (tmp_path / "bobs_hat_4p").write_bytes(b"mine")  # a file of that name here wins over the shipped one
     assert resolve_checkpoint("bobs_hat_4p") == "bobs_hat_4p"
@@ -52,6 +52,13 @@ def test_ppo_by_name_plays_as_ppo_by_path(tmp_path, monkeypatch):
     assert not all(np.array_equal(by_name[k], other[k]) for k in by_name if k in other)  # the comparison can fail
 
 
+def test_a_shipped_name_keeps_the_ppo_options_after_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    game = make_game("bobs_hat", players=4)
+    assert make_agent("ppo:bobs_hat_4p,sample=true", game, seed=0).sample
+    assert not make_agent("ppo:bobs_hat_4p", game, seed=0).sample
+
+
 def test_eval_takes_shipped_names_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "e.json"
@@ -70,7 +77,7 @@ def test_an_unknown_name_says_which_names_are_shipped(tmp_path, monkeypatch, cap
     assert "no checkpoint at 'bobs_hat_9p' (nor a shipped policy: " in err and "oh_hell_4p" in err
 
 
-@pytest.mark.parametrize("spec", ["ppo:nope/x.pt", "ppo:x.pt"])
+@pytest.mark.parametrize("spec", ["ppo:nope/x.pt", "ppo:x.pt", "ppo:nope/x"])
 def test_a_path_is_never_read_as_a_name(tmp_path, monkeypatch, spec):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"no checkpoint at '[^']*'$"):
