@@ -5,7 +5,7 @@
 Measured (on this machine): for each worker count the preset's iterations
 run as ``bobshat train`` runs them (the trainer's :class:`~train.ppo.learner.Learner`:
 :meth:`~train.ppo.learner.Learner.collect` from the in-process collector or
-:class:`~train.rollout_workers.RolloutWorkers`, then
+:class:`~train.ppo.workers.RolloutWorkers`, then
 :meth:`~train.ppo.learner.Learner.update`), after one warm-up iteration, from a fresh
 pool (heuristics and self-play; no snapshots yet, no evaluations or
 checkpoints). Per worker count: table decisions per second of the whole

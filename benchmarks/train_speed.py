@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"bobshat bench: error: {e}", file=sys.stderr)
             return 2
-    from train.pool import sigterm_as_exit
+    from train.runtime.pool import sigterm_as_exit
 
     # SIGTERM raises SystemExit here, and subprocess.run then kills the measuring run instead of orphaning it
     with sigterm_as_exit():

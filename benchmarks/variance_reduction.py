@@ -1,4 +1,4 @@
-"""How much the control variates of train/variance.py narrow an evaluation's CIs, and what they cost.
+"""How much the control variates of train/evaluate/variance.py narrow an evaluation's CIs, and what they cost.
 
 ``python -m benchmarks.variance_reduction --game bobs_hat --agents strong,simple,random,random --deals 200``
 plays one tournament with variance reduction (every kind of term) and prints,
@@ -26,7 +26,7 @@ from bobshat_env.games import make_game
 from train.evaluate.command import layout_specs
 from train.evaluate.statistics import mean_ci
 from train.evaluate.tournament import evaluate
-from train.variance import TERMS, chance_terms, crossfit_reduce, reduced_stats
+from train.evaluate.variance import TERMS, chance_terms, crossfit_reduce, reduced_stats
 
 SUBSETS = {"chance": [0], "chance+bids": [0, 1], "all": [0, 1, 2]}
 

@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         p.error("needs OpenSpiel: pip install open-spiel")
     from bobshat_env.paths import OutputPathError
-    from train.pool import caused_by_interrupt, sigint_after_compiles, sigterm_as_exit
+    from train.runtime.pool import caused_by_interrupt, sigint_after_compiles, sigterm_as_exit
 
     diffs: list[float] = []
     out: dict[str, Any] = {}

@@ -42,7 +42,7 @@ for item in $TARGETS; do
     continue
   fi
   echo "== $game: exploiting $target ($DECISIONS decisions, time limit ${MINUTES} min, init $INIT)" >&2
-  "$PY" -m bobshat_env.app.cli exploit --game "$game" --target "$target" --total-decisions "$DECISIONS" \
+  "$PY" -m bobshat.cli exploit --game "$game" --target "$target" --total-decisions "$DECISIONS" \
     --time-limit-min "$MINUTES" --final-deals "$DEALS" --runs-dir "$OUT/runs" --run-name "$name" \
     --json "$OUT/$name.json" --quiet "${init[@]}"
   reports+=("$OUT/$name.json")

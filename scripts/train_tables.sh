@@ -66,7 +66,7 @@ for t in "${TABLES[@]}"; do
     extra+=(--resume)  # an interrupted run continues
   fi
   if [ ! -f "$OUT/$t.train.json" ]; then
-    python -m bobshat_env.app.cli train --config "configs/$t.yaml" --runs-dir "$OUT" --run-name "$t" "${extra[@]}" \
+    python -m bobshat.cli train --config "configs/$t.yaml" --runs-dir "$OUT" --run-name "$t" "${extra[@]}" \
       | tee "$OUT/$t.train.log"
     tail -n 1 "$OUT/$t.train.log" > "$OUT/$t.train.json"  # the run's summary line
   fi

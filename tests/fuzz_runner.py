@@ -7,7 +7,7 @@ that is, for the command, a fresh process: its own folder (``cwd``), stdin
 from /dev/null, stdout and stderr to files, a memory limit (a command that
 tries to allocate 500 GiB gets a MemoryError, not the machine's swap), its own
 process group (killed whole on timeout, workers included). The child runs
-``bobshat_env.app.cli.main(argv)`` as the console script would: an uncaught
+``bobshat.cli.main(argv)`` as the console script would: an uncaught
 exception prints its traceback and exits 1, exactly what a user would see.
 
 ``stub: true`` checks arguments without doing the work: the first call into
@@ -48,9 +48,9 @@ WORK = {
     "agents.arena": ["play_games"],  # simulate, eval, play's bots ... : games are played
     "concurrent.futures": ["ProcessPoolExecutor.__init__"],  # worker processes (eval, bids --workers)
     "multiprocessing.pool": ["Pool.__init__"],
-    "train.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
+    "train.runtime.distributed": ["ray_session", "preflight", "run_chunks"],  # Ray
     "train.ppo.collector": ["RolloutCollector.__init__"],  # train and exploit: net, optimizer, pool built
-    "train.rollout_workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
+    "train.ppo.workers": ["RolloutWorkers.__init__"],  # the same with Ray actors
     "train.bids.benchmark": ["_play_chunk"],  # the bidding benchmark's games (measure checks its arguments first)
     "train.imitate": ["build_sets"],  # imitate: the records are replayed into decisions
     "train.expert": ["label_round"],  # expert: options, outputs, the policy checked, TensorBoard opened; play begins
@@ -93,7 +93,7 @@ def warm() -> None:
     import importlib
 
     for name in (
-        "bobshat_env.app.cli",
+        "bobshat.cli",
         "agents",
         "train.evaluate",
         "train.bids",
@@ -103,7 +103,7 @@ def warm() -> None:
         "torch.utils.tensorboard",  # expert opens its TensorBoard writer before its work
         "train.ppo.run",
         "benchmarks.throughput",
-        "bobshat_env.app.web.app",
+        "bobshat.web.app",
         "uvicorn",
         *WORK,
     ):
@@ -114,7 +114,7 @@ def warm() -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot  # PLC0415
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
         cwd = os.getcwd()
@@ -161,7 +161,7 @@ def _child(req: dict[str, Any], out_fd: int, err_fd: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from bobshat_env.app.cli import main
+        from bobshat.cli import main
 
         if req.get("stub"):
             install_stubs()

@@ -3,7 +3,7 @@
 ``python tests/pool_child.py pending-ctrl-c``: every worker starts with a Ctrl-C pending (sent while SIGINT is
 still blocked, as one that lands during the worker's imports is), and the parent does not take one; the run
 must finish with every result and print no traceback. In a fresh interpreter, so that the spawn resource
-tracker is not running yet (it unblocks SIGINT in the parent as it starts: train/pool.py's _sigint_deferred).
+tracker is not running yet (it unblocks SIGINT in the parent as it starts: train/runtime/pool.py's _sigint_deferred).
 
 ``python tests/pool_child.py hold DIR``: two workers each write their pid to DIR, then hold the GIL in a
 C call for ten minutes (as a numba kernel does): only the kernel's parent-death signal can end them then.
@@ -18,7 +18,7 @@ import signal
 import sys
 from pathlib import Path
 
-import train.pool as pool
+import train.runtime.pool as pool
 
 _REAL_WORKER_MAIN = pool._worker_main
 

@@ -107,7 +107,7 @@ def start(args: list[str], cwd: Path, **env_vars: str) -> subprocess.Popen:
     worker instead of the command.
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_vars}
-    argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat_env.app.cli", *args]
+    argv = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "bobshat.cli", *args]
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
     proc.stdout_file, proc.stderr_file = out, err  # type: ignore[attr-defined]
@@ -209,7 +209,7 @@ def ray_tmpdir() -> Iterator[str]:
 
 def run_here(argv: list[str], capsys: Any) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of ``bobshat ARGV`` run in this process (argparse's exits too)."""
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     try:
         code = main(argv)

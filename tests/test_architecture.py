@@ -28,8 +28,24 @@ import pytest
 from bobshat_env.games import DESCRIPTIONS, GAMES, make_game
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("bobshat_env", "agents", "train", "benchmarks", "examples")  # every module of ours, scripts included
-FLOORS = ("core", "adapters", "agents", "train", "cli/serve")
+PACKAGES = ("bobshat_env", "agents", "train", "benchmarks", "examples", "bobshat")  # every module of ours, scripts too
+# The floors, bottom up, each a set of folders (docs/architecture.md). A module's floor is that of the deepest
+# folder holding it: train/runtime/ sits below train/evaluate/, which sits below the rest of train/.
+FLOORS = ("core", "engine", "agents", "runtime", "evaluation", "learning", "scripts", "app")
+FOLDERS = {
+    "bobshat_env/core": 0,
+    "bobshat_env/config.py": 0,  # the games' options, which the rules kernels read (a module, until it moves)
+    "bobshat_env": 1,
+    "bobshat_env/gym.py": 2,  # its opponents are agent specs: it sits with the agents (a module, until it moves)
+    "agents": 2,
+    "train/runtime": 3,
+    "train/evaluate": 4,
+    "train/bids": 4,
+    "train": 5,
+    "benchmarks": 6,
+    "examples": 6,
+    "bobshat": 7,
+}
 FRAMEWORKS = ("gymnasium", "pettingzoo", "torch", "ray", "tensorboard", "matplotlib", "openskill", "yaml")
 
 
@@ -38,17 +54,10 @@ def _within(module: str, package: str) -> bool:
 
 
 def floor_of(module: str) -> int | None:
-    """The floor (index into FLOORS) of a module of ours; None for anything else (stdlib, third party)."""
-    top = module.split(".")[0]
-    if top == "bobshat_env":
-        if module == "bobshat_env" or _within(module, "bobshat_env.core") or _within(module, "bobshat_env.config"):
-            return 0
-        if _within(module, "bobshat_env.app"):
-            return 4  # the command line, the terminal game and the web app drive agents, train and records
-        if _within(module, "bobshat_env.gym"):
-            return 2  # its opponents are agent specs: it sits with the agents
-        return 1
-    return {"agents": 2, "train": 3, "benchmarks": 4, "examples": 4}.get(top)  # scripts sit on the top floor
+    """The floor (index into FLOORS) of a module of ours, from the deepest folder of FOLDERS holding it; None for
+    anything else (stdlib, third party)."""
+    held = [f for f in FOLDERS if _within(module, f.removesuffix(".py").replace("/", "."))]
+    return FOLDERS[max(held, key=len)] if held else None
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -100,18 +109,23 @@ def test_floor_checker_catches_upward_imports():
     assert floor_violations("bobshat_env.core.x", "from ..records import Recorder\n")
     assert floor_violations("bobshat_env.core.x", "import torch\n")
     assert floor_violations("bobshat_env.vector", "from agents.arena import play_games\n")
-    assert floor_violations("bobshat_env.records", "from .app import cli\n")
-    assert floor_violations("bobshat_env.text", "from .app.terminal import TerminalGame\n")
-    assert floor_violations("bobshat_env.records.recorder", "from ..app.cli import main\n")  # the package's modules too
+    assert floor_violations("bobshat_env.records", "from bobshat import cli\n")
+    assert floor_violations("bobshat_env.text", "from bobshat.terminal import TerminalGame\n")
+    assert floor_violations("bobshat_env.records.recorder", "def f():\n    from bobshat.cli import main\n")
+    # the floors inside train/: runtime below evaluation below learning
+    assert floor_violations("train.runtime.pool", "from train.evaluate.statistics import clean\n")
+    assert floor_violations("train.evaluate.tournament", "def f():\n    from train.exploit import x\n")
+    assert floor_violations("train.bids.oracle", "from train.ppo.config import Args\n")
+    assert not floor_violations("train.exploit", "from train.evaluate import x\nfrom train.runtime import y\n")
     assert floor_violations("agents.pimc", "from train.evaluate import evaluate\n")
-    assert floor_violations("train.ppo", "from bobshat_env.app.cli import main\n")
-    assert floor_violations("agents.registry", "from bobshat_env.app.web.session import GameSession\n")
+    assert floor_violations("train.ppo", "from bobshat.cli import main\n")
+    assert floor_violations("agents.registry", "from bobshat.web.session import GameSession\n")
     # what is allowed: downward, sideways, third party above the core, the CLI's lazy imports
     assert not floor_violations("bobshat_env.core.symmetry", "from . import game_module\nfrom .observe import x\n")
     assert not floor_violations("agents.features", "import torch\nfrom bobshat_env.core import game_module\n")
-    assert not floor_violations("bobshat_env.app.cli", "def f():\n    from train.evaluate import cli_eval\n")
+    assert not floor_violations("bobshat.cli", "def f():\n    from train.evaluate import cli_eval\n")
     assert not floor_violations("bobshat_env.core", "from .bobs_hat import NAME\n", is_package=True)
-    assert not floor_violations("bobshat_env.app.web.session", "from agents import make_agent\nfrom ..play import x\n")
+    assert not floor_violations("bobshat.web.session", "from agents import make_agent\nfrom ..play import x\n")
 
 
 @pytest.mark.parametrize("module, path", _modules(), ids=lambda x: str(x) if isinstance(x, str) else "")
@@ -155,9 +169,9 @@ def test_no_module_imports_a_private_name_of_another(module, path):
 
 def test_cli_module_level_stays_light():
     """`bobshat --help` must not load torch, the agents or the trainer: the CLI imports them inside commands."""
-    source = (ROOT / "bobshat_env" / "app" / "cli.py").read_text()
+    source = (ROOT / "bobshat" / "cli.py").read_text()
     heavy = ("agents", "train", "benchmarks", "torch", "numba", "bobshat_env.core")
-    at_top = [t for _, t, top in _imports("bobshat_env.app.cli", source) if top]
+    at_top = [t for _, t, top in _imports("bobshat.cli", source) if top]
     assert at_top and not [t for t in at_top if any(_within(t, h) for h in heavy)]
 
 
@@ -327,7 +341,7 @@ def test_no_module_probes_a_game_fact_with_getattr():
 
 
 # No import circles
-CYCLE_ROOTS = ("bobshat_env", "agents", "train", "benchmarks", "examples")
+CYCLE_ROOTS = PACKAGES
 
 
 def _our_sources() -> dict[str, tuple[str, bool]]:
@@ -457,3 +471,30 @@ def test_no_import_cycles_among_our_modules():
     train.ppo <-> train.exploit and train.ppo <-> train.rollout_workers were)."""
     found = import_cycles(import_graph(_our_sources()))
     assert [c for c in found if frozenset(c) not in KNOWN_CIRCLES] == []
+
+
+def folder_of(module: str) -> str | None:
+    """The deepest folder (or module) of FOLDERS holding ``module``: the unit the floors are drawn in."""
+    held = [f for f in FOLDERS if _within(module, f.removesuffix(".py").replace("/", "."))]
+    return max(held, key=len) if held else None
+
+
+def folder_ties(graph: dict[str, set[str]]) -> list[str]:
+    """Pairs of folders that import each other (either way round, any of their modules): a two-way tie."""
+    edges = {(folder_of(a), folder_of(b)) for a, targets in graph.items() for b in targets}
+    return sorted(f"{a} <-> {b}" for a, b in edges if a and b and a < b and (b, a) in edges)
+
+
+def test_folder_tie_checker_catches_two_way_ties():
+    graph = {"train.evaluate.report": {"train.bids.report"}, "train.bids.report": {"train.evaluate.plots"}}
+    assert folder_ties(graph) == ["train/bids <-> train/evaluate"]
+    assert folder_ties({"train.bids.report": {"train.evaluate.plots"}, "train.evaluate.plots": set()}) == []
+
+
+def test_no_two_folders_import_each_other():
+    """Floors keep imports pointing down; this also keeps folders on one floor (train/evaluate and train/bids)
+    from leaning on each other both ways."""
+    assert [t for t in folder_ties(import_graph(_our_sources())) if t not in KNOWN_TIES] == []
+
+
+KNOWN_TIES = {"bobshat_env/config.py <-> bobshat_env/core"}  # the options the kernels read: config moves into core

@@ -17,7 +17,7 @@ from agents.arena import play_games
 from agents.checkpoint import POLICY_PREFIX, load_checkpoint, net_meta, save_checkpoint
 from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
 from train.average import AverageError, average_checkpoints, parse_weights
@@ -258,7 +258,7 @@ def killed_part_way(obj, f, *args, **kwargs):
     os.kill(os.getpid(), signal.SIGTERM)  # a real SIGTERM, as from `kill` or a job scheduler
     raise AssertionError("still running after SIGTERM")
 torch.save = killed_part_way
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -12,7 +12,7 @@ import pytest
 
 from agents.base import sample_masked
 from benchmarks import throughput
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.games import GAMES
 
 KEYS = {"system", "game", "interface", "batch", "decisions_per_s", "games_per_s", "bytes_per_game", "threads", "vs"}

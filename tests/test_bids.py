@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.games import make_game

@@ -1,4 +1,4 @@
-"""``bobshat bids --workers 2`` ends with its workers, as eval does (both run on train/pool.py): SIGTERM,
+"""``bobshat bids --workers 2`` ends with its workers, as eval does (both run on train/runtime/pool.py): SIGTERM,
 Ctrl-C (the whole process group) or SIGKILL of the parent leaves no worker behind; Ctrl-C ends with one line
 and status 130 (it used to be ignored until the run ended), SIGTERM with 143."""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.records import MAX_RECORD_LINE, RecordLineTooLong, bounded_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ def _one_gib() -> None:
 def _bobshat_in_1gib(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """``bobshat ARGS`` with 1 GiB of address space; the timeout only stops a hang (it is no speed check)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "bobshat_env.app.cli", *args]
+    argv = [sys.executable, "-m", "bobshat.cli", *args]
     return subprocess.run(
         argv, cwd=cwd, env=env, preexec_fn=_one_gib, capture_output=True, text=True, timeout=300, check=False
     )
@@ -105,7 +105,7 @@ def test_serve_lists_a_file_with_an_overlong_line_and_says_where_it_stopped(tmp_
     from starlette.testclient import TestClient
 
     import bobshat_env.records.io as records_io
-    from bobshat_env.app.web.app import create_app
+    from bobshat.web.app import create_app
 
     path = tmp_path / "games.jsonl"
     assert main(["simulate", "--games", "1", "--records", str(path)]) == 0

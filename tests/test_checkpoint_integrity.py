@@ -120,7 +120,7 @@ def test_metadata_that_does_not_fit_the_tensors_is_refused_before_building_the_n
     ],
 )
 def test_resuming_from_a_tampered_training_state_names_the_file_and_part(tmp_path, capsys, change, part):
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     smoke = str(ROOT / "configs" / "smoke.yaml")
     argv = ["train", "--config", smoke, "--runs-dir", str(tmp_path), "--total-decisions", "256"]

@@ -17,7 +17,7 @@ import pytest
 
 from agents.checkpoint import CheckpointError, check_compatible, load_checkpoint
 from agents.ppo_agent import load_policy
-from bobshat_env.app.cli import main as cli_main
+from bobshat.cli import main as cli_main
 from bobshat_env.games import make_game
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from agents.checkpoint import (  # noqa: E402
     load_checkpoint,
     load_training_state,
 )
-from bobshat_env.app.cli import main  # noqa: E402
+from bobshat.cli import main  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
 
 

@@ -17,7 +17,7 @@ import torch
 
 from agents.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
 from agents.ppo_agent import PolicyNet
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.paths import AtomicFile
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bobshat_env.app.cli import build_parser, main
+from bobshat.cli import build_parser, main
 
 COMMANDS = (
     "simulate",

@@ -8,8 +8,8 @@ import argparse
 
 import pytest
 
-from bobshat_env.app import cli
-from bobshat_env.app.cli import build_parser, main
+from bobshat import cli
+from bobshat.cli import build_parser, main
 
 BIG = "9" * 30
 

@@ -1,4 +1,4 @@
-"""Ray (train/distributed.py): evaluation over Ray tasks, the connection's errors, and lazy imports.
+"""Ray (train/runtime/distributed.py): evaluation over Ray tasks, the connection's errors, and lazy imports.
 
 Ray tests start a small local instance (2 CPUs); they are skipped where Ray
 is not installed (``pip install -e ".[ray]"``; CI installs it).
@@ -17,11 +17,11 @@ import threading
 import pytest
 from procs import ray_tmpdir
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.games import make_game
 from bobshat_env.records import read_jsonl, replay_record
-from train.distributed import DistributedError, check_address, import_ray, preflight, ray_session
 from train.evaluate import evaluate
+from train.runtime.distributed import DistributedError, check_address, import_ray, preflight, ray_session
 
 ray = pytest.importorskip("ray")
 SPECS = "strong,simple,random,random"
@@ -34,8 +34,8 @@ def _without_run(s: dict) -> dict:
 def test_no_ray_import_without_ray_options() -> None:
     """The single-process paths never import Ray: the CLI, evaluation and training modules load without it."""
     code = (
-        "import sys; import bobshat_env.app.cli, train.evaluate, train.distributed, train.ppo, train.rollout_workers; "
-        "from bobshat_env.app.cli import main; "
+        "import sys; import bobshat.cli, train.evaluate, train.runtime.distributed, train.ppo, train.ppo.workers; "
+        "from bobshat.cli import main; "
         "main(['eval', '--deals', '2', '--quiet', '--agents', 'random,random,random,random']); "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )

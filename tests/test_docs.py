@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat, oh_hell
 from bobshat_env.records import replay_record

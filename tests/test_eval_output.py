@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 
 
 def test_eval_json_dash_puts_only_json_on_stdout(tmp_path, capsys):

@@ -12,7 +12,7 @@ import pytest
 from agents import make_agent, register
 from agents.arena import play_games
 from agents.base import RandomAgent
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core import rng
 from bobshat_env.games import make_game
 from bobshat_env.records import read_jsonl, replay_record

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from mounts import fill, tmpfs
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.paths import AtomicFile, OutputWriteError, append_lines, replace_bytes
 from bobshat_env.records import JsonlWriter, read_jsonl, write_jsonl
 

@@ -1,6 +1,6 @@
 """Property-based fuzzing of every ``bobshat`` subcommand's flags with hostile values (issue 24).
 
-The flags come from the real parsers (``bobshat_env.app.cli.build_parser`` and
+The flags come from the real parsers (``bobshat.cli.build_parser`` and
 ``train.ppo.build_arg_parser`` for ``bobshat train``): a flag added later is
 fuzzed with the values of its kind (tests/fuzz_hostile.py) without a change
 here. The contract, for any value:
@@ -47,7 +47,7 @@ from fuzz_hostile import fuzz_settings
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bobshat_env.app.cli import build_parser
+from bobshat.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_BH = ROOT / "checkpoints" / "bobs_hat_4p.pt"  # expert needs a policy to start from

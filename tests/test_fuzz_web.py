@@ -45,7 +45,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from bobshat_env.app.web.app import create_app
+from bobshat.web.app import create_app
 
 MAX_UPLOAD = 20_000
 MAX_SEED = 2**63 - 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 
 
 def _one_line_error(capsys, flag: str) -> str:
@@ -93,7 +93,7 @@ def _client(tmp_path, **kwargs):
     pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has it)")
     from starlette.testclient import TestClient
 
-    from bobshat_env.app.web.app import create_app
+    from bobshat.web.app import create_app
 
     app = create_app(tmp_path, **kwargs)
     return app, TestClient(app, base_url="http://127.0.0.1")

@@ -24,7 +24,7 @@ from test_records import play
 from agents import make_agent
 from agents.arena import play_games
 from agents.checkpoint import load_checkpoint
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core import bobs_hat
 from bobshat_env.games import make_game
 from bobshat_env.records import Recorder, read_records
@@ -403,7 +403,7 @@ def test_two_runs_writing_the_same_out_leave_a_checkpoint_and_sidecar_that_agree
 
 
 def test_a_sigterm_while_the_checkpoint_is_written_leaves_the_old_pair(tmp_path, monkeypatch):
-    """``bobshat imitate`` turns SIGTERM into SystemExit(143) (train.pool.sigterm_as_exit); one that comes
+    """``bobshat imitate`` turns SIGTERM into SystemExit(143) (train.runtime.pool.sigterm_as_exit); one that comes
     while the checkpoint goes to disk (its sidecar already written) leaves the old checkpoint and its sidecar,
     and no temporary."""
     from agents.checkpoint import write_checkpoint

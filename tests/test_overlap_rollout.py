@@ -255,7 +255,7 @@ def test_an_interrupted_update_stops_the_rollout_beside_it(tmp_path, monkeypatch
 def test_overlap_is_refused_with_rollout_workers(tmp_path, capsys):
     """Not built for Ray rollout workers (README, "The next rollout during the update"): asking for both is one
     line naming the fix, before anything is written or Ray is started; not an overlap silently dropped."""
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     with pytest.raises(ValueError, match="^overlap_rollout is for the in-process collector: set rollout_workers to 0"):
         check_args(parse_args([*SMOKE, "--overlap-rollout", "true", "--rollout-workers", "2"]))

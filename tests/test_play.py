@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from agents import available
-from bobshat_env.app.cli import main
-from bobshat_env.app.terminal import TerminalGame, default_opponent, play
+from bobshat.cli import main
+from bobshat.terminal import TerminalGame, default_opponent, play
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_card_str, bh_parse_card
 from bobshat_env.games import make_game
@@ -669,7 +669,7 @@ def test_cli_play_with_stdin_closed(stdin, monkeypatch, capsys):
 @pytest.mark.skipif(sys.platform == "win32", reason="closes fd 0 before exec")
 def test_cli_play_with_stdin_closed_in_a_real_process():
     proc = subprocess.run(
-        [sys.executable, "-m", "bobshat_env.app.cli", "play", "--players", "3"],
+        [sys.executable, "-m", "bobshat.cli", "play", "--players", "3"],
         preexec_fn=lambda: os.close(0),
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""train/pool.py, the worker-pool driver of eval and bids: every chunk's result once, a worker's exception
+"""train/runtime/pool.py, the worker-pool driver of eval and bids: every chunk's result once, a worker's exception
 re-raised as itself, a dead worker an error (never a hang), and workers gone when it returns or raises."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from procs import HAS_PROC, descendants, kill_all, wait_gone
 
-from train.pool import WorkerDied, map_chunks, run_chunks
+from train.runtime.pool import WorkerDied, map_chunks, run_chunks
 
 
 def _square(x: int) -> tuple[int, int, int]:

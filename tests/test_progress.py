@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-from train.progress import ProgressBar
+from train.runtime.progress import ProgressBar
 
 
 class _Tty(io.StringIO):
@@ -57,7 +57,7 @@ class _Clock:
 
 def test_the_eta_honours_a_time_limit_and_says_the_run_is_time_capped(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr("train.progress.time.perf_counter", clock)
+    monkeypatch.setattr("train.runtime.progress.time.perf_counter", clock)
     log = io.StringIO()
     # 4 minutes for 10^9 decisions at 1,000/s: the decisions would take 11.6 days, the cap ends it in 4 minutes
     bar = ProgressBar(10**9, "decisions", stream=log, time_limit_s=240.0, t0=clock.now)
@@ -89,7 +89,7 @@ def test_the_eta_honours_a_time_limit_and_says_the_run_is_time_capped(monkeypatc
 def test_the_start_up_does_not_count_in_the_rate_or_the_eta(monkeypatch):
     """The demo's first line promised ETA 00:29:30 for a 98-s run: the rate counted the compile time."""
     clock = _Clock()
-    monkeypatch.setattr("train.progress.time.perf_counter", clock)
+    monkeypatch.setattr("train.runtime.progress.time.perf_counter", clock)
     log = io.StringIO()
     bar = ProgressBar(3_000_000, "decisions", stream=log, t0=clock.now)
     bar.status("preparing the game kernels")
@@ -107,7 +107,7 @@ def test_the_start_up_does_not_count_in_the_rate_or_the_eta(monkeypatch):
 
 def test_a_log_gets_lines_in_the_first_seconds_then_every_log_every_s(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr("train.progress.time.perf_counter", clock)
+    monkeypatch.setattr("train.runtime.progress.time.perf_counter", clock)
     log = io.StringIO()
     bar = ProgressBar(10**9, "decisions", stream=log, log_every_s=30.0)
     bar.status("compiling")

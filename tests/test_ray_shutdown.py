@@ -1,7 +1,7 @@
 """A Ray that a command starts (``--ray-address local``) is its own and ends with it.
 
 - SIGTERM: Ray is stopped, status 143; SIGKILL of the command: the reaper
-  (train/distributed.py) kills what Ray left (its agents used to run on under
+  (train/runtime/distributed.py) kills what Ray left (its agents used to run on under
   PID 1). Nothing of the command's process tree is left in either case.
 - ``local`` starts a private instance even where another Ray runs and
   ``RAY_ADDRESS`` names it (Ray's ``ray.init()`` would join that one).
@@ -65,7 +65,7 @@ def test_local_is_private_even_where_another_ray_answers(tmp_path):
             ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
             gcs = ray.get_runtime_context().gcs_address
             env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_ADDRESS": gcs}
-            argv = [sys.executable, "-m", "bobshat_env.app.cli", "eval", "--deals", "2", "--quiet"]
+            argv = [sys.executable, "-m", "bobshat.cli", "eval", "--deals", "2", "--quiet"]
             argv += ["--ray-address", "local"]
             done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from mounts import is_root, remount_read_only, skip_or_fail, tmpfs
 
-from bobshat_env.app.cli import main
-from bobshat_env.app.terminal import TerminalGame
+from bobshat.cli import main
+from bobshat.terminal import TerminalGame
 from bobshat_env.games import make_game
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -65,7 +65,7 @@ def test_every_checkpoint_hash_the_readme_shows_is_the_files(where):
 
 def _help_texts() -> str:
     """Every `bobshat` command's --help, as one text."""
-    from bobshat_env.app.cli import build_parser
+    from bobshat.cli import build_parser
 
     parser = build_parser()
     texts = [parser.format_help()]
@@ -107,7 +107,7 @@ def test_every_output_shown_follows_its_command():
 
 
 def test_the_play_guide_names_every_shipped_policy_serve_offers():
-    from bobshat_env.app.web.session import AgentCatalog
+    from bobshat.web.session import AgentCatalog
 
     offered = AgentCatalog().shipped
     assert len(offered) == 8

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from record_referee import openspiel_oh_hell, referee_bobs_hat, referee_oh_hell
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.config import OhHellConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.records import read_jsonl, replay_report, write_jsonl

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core.cards import bh_parse_card
 from bobshat_env.games import make_game
 from bobshat_env.records import replay_record

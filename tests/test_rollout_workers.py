@@ -1,4 +1,4 @@
-"""Rollout workers on Ray (train/rollout_workers.py), on a two-node cluster on this machine (1 CPU per node).
+"""Rollout workers on Ray (train/ppo/workers.py), on a two-node cluster on this machine (1 CPU per node).
 
 Skipped where Ray is not installed (``pip install -e ".[ray]"``; CI installs it).
 """
@@ -20,15 +20,15 @@ from bobshat_env.games import make_game
 
 ray = pytest.importorskip("ray")
 
-from bobshat_env.app.cli import main  # noqa: E402
+from bobshat.cli import main  # noqa: E402
 from bobshat_env.vector import VectorEnv  # noqa: E402
-from train.distributed import DistributedError  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
 from train.ppo.collector import RolloutCollector, env_seed  # noqa: E402
 from train.ppo.config import Args, make_net, parse_args  # noqa: E402
 from train.ppo.learner import set_up  # noqa: E402
 from train.ppo.run import train  # noqa: E402
-from train.rollout_workers import RolloutWorker, RolloutWorkers, _cpu_state  # noqa: E402
+from train.ppo.workers import RolloutWorker, RolloutWorkers, _cpu_state  # noqa: E402
+from train.runtime.distributed import DistributedError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import fuzz_runner
 import pytest
 
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "checkpoints" / "bobs_hat_4p.pt"
@@ -186,9 +186,9 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 # the commands' modules (fuzz_runner.warm imports them too)
-WARM = ("bobshat_env.app.cli", "agents", "train.evaluate", "train.bids", "train.exploit", "train.imitate",
+WARM = ("bobshat.cli", "agents", "train.evaluate", "train.bids", "train.exploit", "train.imitate",
         "train.expert", "train.average", "train.ppo.run", "benchmarks.throughput",
-        "bobshat_env.app.web.app")  # fmt: skip
+        "bobshat.web.app")  # fmt: skip
 
 
 @pytest.fixture
@@ -290,8 +290,8 @@ def test_appending_records_checks_the_file_each_time(tmp_path, monkeypatch, reco
     game to a new file instead, the server says it could not save it."""
     from types import SimpleNamespace
 
-    from bobshat_env.app.terminal import TerminalGame
-    from bobshat_env.app.web.session import RECORDS_FILE, SessionStore
+    from bobshat.terminal import TerminalGame
+    from bobshat.web.session import RECORDS_FILE, SessionStore
     from bobshat_env.games import make_game
     from bobshat_env.paths import OutputPathError
 

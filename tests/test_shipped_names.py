@@ -15,7 +15,7 @@ import pytest
 
 from agents.registry import make_agent, spec_files
 from agents.shipped import resolve_checkpoint, shipped_checkpoints, shipped_names
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.games import make_game
 
 SHIPPED = shipped_checkpoints()

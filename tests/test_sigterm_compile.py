@@ -18,7 +18,7 @@ import time
 import pytest
 from numba.core.compiler_lock import global_compiler_lock
 
-from train.pool import sigint_after_compiles, sigterm_as_exit
+from train.runtime.pool import sigint_after_compiles, sigterm_as_exit
 
 
 def test_a_sigterm_inside_a_compile_exits_after_it():
@@ -94,7 +94,7 @@ def test_an_ignored_ctrl_c_stays_ignored(default_sigint):
 
 def test_the_cli_takes_a_ctrl_c_after_the_compile(default_sigint, monkeypatch, capsys):
     """``bobshat``'s main runs every command so: one line, status 130, the compile finished."""
-    from bobshat_env.app import cli
+    from bobshat import cli
 
     reached: list[str] = []
 
@@ -132,7 +132,7 @@ def _numba_call_interrupted(args):
 @pytest.mark.parametrize("command", [_torch_save_interrupted, _numba_call_interrupted])
 def test_a_ctrl_c_that_a_library_turned_into_its_own_error_is_an_interrupt(monkeypatch, capsys, command):
     """Ctrl-C at chosen moments of a training run gave these tracebacks (exit 1) in 2 of 5 tries."""
-    from bobshat_env.app import cli
+    from bobshat import cli
 
     monkeypatch.setattr(cli, "cmd_simulate", command)
     assert cli.main(["simulate"]) == 130
@@ -140,7 +140,7 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_is_an_interrupt(monke
 
 
 def test_other_errors_are_not_taken_for_an_interrupt(monkeypatch):
-    from bobshat_env.app import cli
+    from bobshat import cli
 
     def broken(args):
         raise RuntimeError("a real fault")

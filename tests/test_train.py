@@ -14,13 +14,13 @@ from agents.arena import play_games
 from agents.base import RandomAgent
 from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.ppo_agent import PolicyNet, PPOAgent, masked_logits, sample_actions
-from bobshat_env.app.cli import main as cli_main
+from bobshat.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo.collector import margin_rewards
 from train.ppo.config import parse_args
 from train.ppo.run import train
+from train.ppo.selfplay import SELF, OpponentPool
 from train.ppo.update import interleaved_gae
-from train.selfplay import SELF, OpponentPool
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")

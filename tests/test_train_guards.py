@@ -33,7 +33,7 @@ from agents import available, make_agent, register
 from agents.base import RandomAgent
 from agents.checkpoint import CheckpointError, check_meta, hidden_shape_error, load_checkpoint, save_checkpoint
 from agents.ppo_agent import PolicyNet, load_policy
-from bobshat_env.app.cli import main as cli_main
+from bobshat.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo.config import Args, check_args, parse_args
 
@@ -59,7 +59,7 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
 # 1. two runs with the same name
 def test_a_second_run_in_a_folder_in_use_is_refused_and_a_killed_runs_lock_is_released(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "bobshat_env.app.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
+    argv = [sys.executable, "-m", "bobshat.cli", "train", "--config", SMOKE, "--runs-dir", str(tmp_path)]
     argv += ["--run-name", "same", "--total-decisions", "1000000000", "--time-limit-min", "1"]
     first = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = tmp_path / "same"

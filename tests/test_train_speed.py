@@ -68,7 +68,7 @@ def test_split_keeps_each_threads_calls_apart(monkeypatch):
 
 
 def test_bench_train_refuses_a_folder_that_is_not_a_checkout(tmp_path, capsys):
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     assert main(["bench", "--train", "--repo", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -109,7 +109,7 @@ def no_bench(monkeypatch):
 
 def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of ``bobshat ARGV`` in this process (valid flags: no argparse exit)."""
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     code = main(argv)
     out = capsys.readouterr()

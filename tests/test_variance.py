@@ -1,4 +1,4 @@
-"""The variance-reduced estimator of train/variance.py: zero-mean control variates, unbiased reduced means.
+"""The variance-reduced estimator of train/evaluate/variance.py: zero-mean control variates, unbiased reduced means.
 
 The pure functions are checked exactly by enumeration on constructed cases
 and on a toy game whose value is known; the engine-level pieces (fresh
@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 
-from train.variance import (
+from train.evaluate.variance import (
     MIN_FIT,
     ControlVariates,
     chance_terms,
@@ -337,7 +337,7 @@ def test_the_shipped_value_function_is_in_points_seat_by_seat(bh):
     """PolicyValue turns the value head (trained on margins x reward_scale) into points: at the last card of a
     hand, where the hand's result is nearly known, its values predict the realized margins with a slope near 1
     (not 100 or 0.01), seat by seat; and the per-seat values are the one-seat values of each seat."""
-    from train.variance import PolicyValue
+    from train.evaluate.variance import PolicyValue
 
     n = 200
     state = _at_the_last_card_of_the_first_hand(bh, n, 31)
@@ -382,10 +382,10 @@ def test_evaluate_reports_reduced_estimates_next_to_unchanged_plain_ones(bh):
 
 
 def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
-    import train.variance
+    import train.evaluate.variance
     from train.evaluate import evaluate, format_report
 
-    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    monkeypatch.setattr(train.evaluate.variance, "shipped_value_path", lambda game: None)
     ev = evaluate(bh, ["simple", "random", "simple", "random"], 1, seed=5, variance_reduction=True)
     vr = ev.summary()["variance_reduction"]
     assert not vr["enabled"] and "no shipped policy" in vr["reason"]
@@ -395,7 +395,7 @@ def test_evaluate_without_a_value_function_says_why(bh, monkeypatch):
 def test_cli_variance_reduction_flags(tmp_path, capsys):
     import json
 
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     out = tmp_path / "e.json"
     assert main(["eval", "--agents", "simple,random", "--layout", "2v2", "--deals", "1", "--quiet"]
@@ -411,7 +411,7 @@ def test_cli_variance_reduction_flags(tmp_path, capsys):
 
 
 def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(monkeypatch):
-    import train.variance
+    import train.evaluate.variance
     from agents.shipped import table_checkpoint
     from bobshat_env.config import ConfigError
     from bobshat_env.games import make_game
@@ -419,7 +419,7 @@ def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(mo
 
     oh = make_game("oh_hell", players=4)
     other = str(table_checkpoint("bobs_hat", 4))
-    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: other)
+    monkeypatch.setattr(train.evaluate.variance, "shipped_value_path", lambda game: other)
     vr, why = _vr_setup(oh, True, None, None, "bids")
     assert vr is None and "cannot value this table" in why
     with pytest.raises(ConfigError, match="--vr-value: .*cannot play oh_hell"):
@@ -506,7 +506,7 @@ def test_proxy_term_with_fresh_deals_of_another_distribution_is_biased():
 def test_proxy_values_replay_the_deals_and_draw_fresh_ones(bh):
     from agents import make_agent
     from train.evaluate.duplicate import make_seatings, play_duplicate
-    from train.variance import PROXY_DEAL_BASE, deal_agent_means, proxy_values
+    from train.evaluate.variance import PROXY_DEAL_BASE, deal_agent_means, proxy_values
 
     agents = [make_agent("strong", bh, seed=0), make_agent("simple", bh, seed=0)]
     seatings = make_seatings([0, 0, 1, 1])
@@ -522,7 +522,7 @@ def test_proxy_values_replay_the_deals_and_draw_fresh_ones(bh):
 
 
 def test_proxy_spec_shrinks_only_search_agents():
-    from train.variance import proxy_spec
+    from train.evaluate.variance import proxy_spec
 
     assert proxy_spec("pimc") == "pimc:worlds=2"
     assert proxy_spec("pimc:worlds=32,playout=strong") == "pimc:playout=strong,worlds=4"
@@ -560,13 +560,13 @@ def test_evaluate_with_a_proxy_term(bh):
 # --------------------------------------------------------------------------
 # bobshat exploit's margins: the same terms (train/exploit.py reuses ControlVariates)
 def test_exploit_margin_reports_reduced_margins_beside_unchanged_plain_ones(bh, monkeypatch):
-    import train.variance
+    import train.evaluate.variance
     from agents import make_agent
     from train.exploit import exploit_margin
 
     def margin(value=None, vr=True):
         if value is not None:
-            monkeypatch.setattr(train.variance, "PolicyValue", lambda game, path: value)
+            monkeypatch.setattr(train.evaluate.variance, "PolicyValue", lambda game, path: value)
         return exploit_margin(bh, make_agent("random", bh, seed=4), "simple", deals=3, seed=2, variance_reduction=vr)
 
     plain = margin(vr=False)
@@ -601,7 +601,7 @@ def test_exploit_margin_reports_reduced_margins_beside_unchanged_plain_ones(bh, 
     per_game = ((t * mine).sum(axis=1) - (t * ~mine).sum(axis=1) / 3) / bh.config.hands
     expect = plain["margin_per_hand"] - per_game.reshape(3, 2, 4)[:, 0].mean()
     assert np.isclose(real["margin"]["mean"], expect)
-    monkeypatch.setattr(train.variance, "shipped_value_path", lambda game: None)
+    monkeypatch.setattr(train.evaluate.variance, "shipped_value_path", lambda game: None)
     assert margin()["variance_reduction"] == {
         "enabled": False,
         "reason": "no shipped policy for bobs_hat to take values from",
@@ -651,7 +651,7 @@ def test_bids_reduce_a_random_bidders_score_with_the_oracles_values(bh):
 def test_bids_cli_turns_the_reduction_off(tmp_path, capsys):
     import json
 
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     out = tmp_path / "b.json"
     argv = ["bids", "--bidders", "random", "--deals", "2", "--worlds", "1", "--play", "strong", "--quiet"]

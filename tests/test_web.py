@@ -25,7 +25,7 @@ pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has i
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from bobshat_env.app.web.app import create_app  # noqa: E402
+from bobshat.web.app import create_app  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
 from bobshat_env.records import read_jsonl, replay_file, replay_main, replay_report  # noqa: E402
 from bobshat_env.text import MoveError  # noqa: E402
@@ -378,7 +378,7 @@ def test_replays_list_the_folder_and_step_through_a_record(server):
 
 
 def test_a_grown_records_file_replays_only_its_new_records(server, monkeypatch):
-    import bobshat_env.app.web.replay as web_replay
+    import bobshat.web.replay as web_replay
     from bobshat_env.records import write_jsonl
 
     client, records, _, _ = server
@@ -528,7 +528,7 @@ def test_a_game_that_cannot_be_saved_keeps_its_record_for_download(server):
 # --------------------------------------------------------------------------
 # The command
 def test_serve_refuses_bad_options_before_starting(tmp_path, capsys):
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     assert main(["serve", "--records-dir", str(tmp_path / "no" / "such")]) == 2
     assert "does not exist" in capsys.readouterr().err
@@ -545,7 +545,7 @@ def test_serve_refuses_bad_options_before_starting(tmp_path, capsys):
 def test_serve_prints_the_url_and_warns_off_loopback(tmp_path, monkeypatch):
     import uvicorn
 
-    from bobshat_env.app.web import serve
+    from bobshat.web import serve
 
     started = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))
@@ -616,7 +616,7 @@ def test_serve_says_when_it_stops(tmp_path, sig):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "bobshat_env.app", "serve", "--port", str(port), "--records-dir", str(tmp_path)]
+    cmd = [sys.executable, "-m", "bobshat", "serve", "--port", str(port), "--records-dir", str(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = proc.stdout.readline()

@@ -25,7 +25,7 @@ pytest.importorskip("httpx", reason="httpx is not installed (the dev extra has i
 
 from starlette.testclient import TestClient
 
-from bobshat_env.app.web.app import create_app, without_folders
+from bobshat.web.app import create_app, without_folders
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "checkpoints"
@@ -486,7 +486,7 @@ def test_finished_games_do_not_count_against_max_games(tmp_path):
 
 
 def test_finished_games_kept_are_bounded_oldest_first(tmp_path):
-    from bobshat_env.app.web.session import FINISHED_PER_GAME
+    from bobshat.web.session import FINISHED_PER_GAME
 
     app = create_app(tmp_path, max_games=1)
     with TestClient(app, base_url="http://127.0.0.1") as client:
@@ -519,7 +519,7 @@ def test_finished_games_kept_are_bounded_oldest_first(tmp_path):
     ],
 )
 def test_serve_refuses_bad_flags_in_one_line_naming_the_flag(tmp_path, capsys, args, words):
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["serve", "--records-dir", str(tmp_path / "recs"), *args])
@@ -532,7 +532,7 @@ def test_serve_refuses_bad_flags_in_one_line_naming_the_flag(tmp_path, capsys, a
 @pytest.mark.parametrize("why", ["agents", "port"])
 def test_serve_refused_for_its_agents_or_port_makes_no_records_folder(tmp_path, capsys, why):
     """Everything is checked before the records folder is made (found by tests/test_fuzz_cli.py)."""
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -546,7 +546,7 @@ def test_serve_refused_for_its_agents_or_port_makes_no_records_folder(tmp_path, 
 
 
 def test_serve_says_which_part_of_the_records_folder_is_not_a_folder(tmp_path, capsys):
-    from bobshat_env.app.cli import main
+    from bobshat.cli import main
 
     (tmp_path / "passwd").write_text("root:x:0:0\n")
     assert main(["serve", "--records-dir", str(tmp_path / "passwd" / "sub" / "deeper"), "--port", "0"]) == 2
@@ -560,7 +560,7 @@ def _served(monkeypatch, **kw):
     """The app and uvicorn config the real ``serve()`` would run (the server itself is not started)."""
     import uvicorn
 
-    from bobshat_env.app.web import serve
+    from bobshat.web import serve
 
     started = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed: pip install -e '.[web]'")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra has it)")
 
-from bobshat_env.app.web.app import create_app  # noqa: E402
+from bobshat.web.app import create_app  # noqa: E402
 from bobshat_env.records import read_jsonl, replay_main  # noqa: E402
 
 CHROMIUM_ARGS = [

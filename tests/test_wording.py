@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.registry import available
-from bobshat_env.app.cli import main
+from bobshat.cli import main
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import rng
 from bobshat_env.games import make_game
@@ -88,7 +88,7 @@ def test_the_table_shows_bids_as_they_are_typed_and_names_the_taken_suits():
 
 
 def test_training_progress_stops_at_100_percent(capsys):
-    from train.progress import ProgressBar
+    from train.runtime.progress import ProgressBar
 
     bar = ProgressBar(total=3_000_000, label="decisions", enabled=True)
     bar.update(3_010_560, "it 12")  # runs end on whole iterations, a little past the budget

@@ -152,7 +152,7 @@ def format_report(out: str, meta: dict[str, Any]) -> str:
 def cli_average(args: Any) -> int:
     """``bobshat average --out OUT [--weights W] CKPT CKPT...``."""
     from bobshat_env.paths import check_writable
-    from train.pool import sigterm_as_exit
+    from train.runtime.pool import sigterm_as_exit
 
     out = Path(args.out)
     for path in (out, out.with_name(out.name + ".json")) if out.name else (out,):  # the checkpoint, its sidecar

@@ -78,8 +78,8 @@ from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
 from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
-from train.board import Board
 from train.imitate import ImitateOptions, fit, holdout_games
+from train.runtime.board import Board
 
 BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
@@ -559,7 +559,7 @@ def cli_expert(args: Any, options: dict[str, Any], opts: ExpertOptions) -> int:
     """``bobshat expert``: the game from ``options`` (make_game's), the run from ``opts`` (checked)."""
     from bobshat_env.games import make_game
     from bobshat_env.paths import replace_bytes
-    from train.pool import sigterm_as_exit
+    from train.runtime.pool import sigterm_as_exit
 
     check_options(opts)
     game = make_game(args.game, **options)

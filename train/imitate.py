@@ -74,7 +74,7 @@ from bobshat_env.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import RecordFormatError, read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching
-from train.threads import set_torch_threads
+from train.runtime.threads import set_torch_threads
 
 REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
 REPLAY_BATCH = 500  # records whose hands are stepped again together (batch_decisions)
@@ -619,7 +619,7 @@ def cli_imitate(args: Any, options: dict[str, Any]) -> int:
     """``bobshat imitate``: the game from ``options`` (make_game's), the rest from ``args``."""
     from bobshat_env.games import make_game
     from bobshat_env.paths import check_writable, replace_bytes
-    from train.pool import sigterm_as_exit
+    from train.runtime.pool import sigterm_as_exit
 
     game = make_game(args.game, **options)
     opts = ImitateOptions(

@@ -7,7 +7,7 @@ Modules (one job each)
     ``bidders`` specs, the shipped play policy, seeds; ``oracle`` the values
     of every alternative of a bidding decision (:func:`decision_values`);
     ``benchmark`` each bidder's games in chunks through the one worker-pool
-    driver (:mod:`train.pool`), :func:`measure` and :func:`run_suite`;
+    driver (:mod:`train.runtime.pool`), :func:`measure` and :func:`run_suite`;
     ``report`` regrets and scores as JSON and text; ``plots`` the figure;
     ``command`` the ``bobshat bids`` entry. Each game's own pieces live in a
     file named after it (``bobs_hat.py``, ``oh_hell.py``), reached through the

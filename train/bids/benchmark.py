@@ -17,8 +17,8 @@ from agents.arena import play_games
 from bobshat_env.core import rng
 from bobshat_env.games import Game, make_game
 from train.evaluate.statistics import clean
-from train.pool import run_chunks
-from train.progress import ProgressBar
+from train.runtime.pool import run_chunks
+from train.runtime.progress import ProgressBar
 
 from .bidders import display, is_sampling, make_role, resolve_bidder, role_seed, shipped_play, spec_sha256
 from .oracle import SAMPLING_PLAYOUTS, BidsResult, Decisions, concat_states, game_pieces, oracle_values, outcome
@@ -131,11 +131,11 @@ class _BidWatcher:
     def _probs(self, state: Any, mask: np.ndarray) -> np.ndarray:
         """(n, A) the bidder's probabilities of the bid/hat actions at these decisions, NaN where unknown.
 
-        Asked of the bidder's ``action_probs`` (train/variance.py: ``random``,
+        Asked of the bidder's ``action_probs`` (train/evaluate/variance.py: ``random``,
         sampled ``ppo``), which never moves its random stream; they give
         the score's and regrets' control variates (:mod:`train.bids.report`).
         """
-        from train.variance import known_probs
+        from train.evaluate.variance import known_probs
 
         n, off = state.batch_size, self.game.module.N_CARDS
         probs = None
@@ -317,7 +317,8 @@ def measure(
 def _run_chunks(
     chunks: list[_Chunk], games: int, label: str, workers: int, mp_context: str, progress: bool
 ) -> list[_ChunkResult]:
-    """Play and value the chunks here or over ``workers`` processes (:func:`train.pool.run_chunks`), in any order."""
+    """Play and value the chunks here or over ``workers`` processes (:func:`train.runtime.pool.run_chunks`), in
+    any order."""
     bar = ProgressBar(games, label, enabled=progress)
     results: list[_ChunkResult] = []
 
@@ -325,7 +326,7 @@ def _run_chunks(
         results.append(r)
         bar.update(ch.d1 - ch.d0)
 
-    try:  # Ctrl-C, SIGTERM and a killed parent end the workers too (train/pool.py)
+    try:  # Ctrl-C, SIGTERM and a killed parent end the workers too (train/runtime/pool.py)
         run_chunks(_play_chunk, chunks, workers, landed, mp_context=mp_context)
     finally:
         bar.close()

@@ -105,13 +105,13 @@ def bidder_report(game: Game, name: str, dec: Decisions, deals: int, worlds: int
 def decision_cv(dec: Decisions, offset: int, deals: int) -> dict[str, np.ndarray] | None:
     """Per deal, the control variates of a bidder whose probabilities are known, or None (docs/variance_reduction.md).
 
-    At each bid ``Q(s, a_taken) - sum_b pi(b|s) Q(s, b)`` (:func:`train.variance.decision_terms`) with
+    At each bid ``Q(s, a_taken) - sum_b pi(b|s) Q(s, b)`` (:func:`train.evaluate.variance.decision_terms`) with
     ``Q`` the oracle's own values (``q_hind`` for the score and the hindsight regret, ``q_info`` for the
     information-set regret): zero expectation given the decision's past, whatever ``Q`` is, and no
     playout of its own. Hat choices get none: their values hold the dealer's later bid, which the hat
     itself sways. Returns the terms per deal in the units of each per-deal quantity (per hand).
     """
-    from train.variance import decision_terms
+    from train.evaluate.variance import decision_terms
 
     if dec.probs is None or dec.chosen.size == 0:
         return None
@@ -130,8 +130,8 @@ def decision_cv(dec: Decisions, offset: int, deals: int) -> dict[str, np.ndarray
 
 
 def reduced(per: dict[str, np.ndarray], terms: dict[str, np.ndarray]) -> dict[str, dict]:
-    """The reduced estimates (train/variance.py's :func:`reduced_stats`) of each per-deal quantity."""
-    from train.variance import reduced_stats
+    """The reduced estimates (train/evaluate/variance.py's :func:`reduced_stats`) of each per-deal quantity."""
+    from train.evaluate.variance import reduced_stats
 
     out = {}
     for k, c in terms.items():

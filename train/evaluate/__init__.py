@@ -6,7 +6,7 @@ Modules (one job each)
     ``statistics`` confidence intervals over deals, win shares, ratings;
     ``duplicate`` seatings and duplicate play (also the trainer's check and
     the strength benchmark); ``tournament`` chunks of deals played through
-    the one worker-pool driver (:mod:`train.pool`); ``report`` the JSON
+    the one worker-pool driver (:mod:`train.runtime.pool`); ``report`` the JSON
     summary and the terminal report; ``plots`` the figure; ``command`` the
     ``bobshat eval`` entry. Each game's own statistics live in a file named
     after it (``bobs_hat.py``, ``oh_hell.py``), reached through the game's

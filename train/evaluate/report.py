@@ -45,7 +45,7 @@ class Evaluation:
     seconds: float = 0.0
     workers: int = 1
     ray_address: str | None = None
-    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums per game and seat (train/variance.py)
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums per game and seat (train/evaluate/variance.py)
     cv_seconds: float = 0.0  # time the control variates took (inside ``seconds``)
     vr_value: str | None = None  # the value checkpoint of the control variates
     vr_fresh: int = 0
@@ -162,7 +162,7 @@ class Evaluation:
         """The reduced estimates next to the plain ones (schema in the module docstring)."""
         if self.cv is None and self.proxy_actual is None:
             return {"enabled": False, "reason": self.vr_off or "off"}
-        from train.variance import chance_terms, reduced_stats
+        from train.evaluate.variance import chance_terms, reduced_stats
 
         H = self.hands
         cols = [] if self.cv is None else [self.per_deal(self.cv[:, t] / H) for t in range(self.cv.shape[1])]

@@ -2,7 +2,7 @@
 
 :func:`evaluate` runs ``bobshat eval``: it checks its arguments, splits the
 deals into chunks (:class:`_Chunk`), plays them serially, over worker
-processes (:func:`train.pool.map_chunks`) or on Ray, streams the records in
+processes (:func:`train.runtime.pool.map_chunks`) or on Ray, streams the records in
 chunk order and returns an :class:`~train.evaluate.report.Evaluation`.
 :class:`HandStats` counts the bidding statistics during play, by the game's
 own statistics class. Duplicate play, the statistics and the reproducibility
@@ -23,8 +23,8 @@ import numpy as np
 from agents import make_agent
 from bobshat_env.core import rng
 from bobshat_env.games import Game, make_game
-from train.pool import run_chunks, sigterm_as_exit
-from train.progress import ProgressBar
+from train.runtime.pool import run_chunks, sigterm_as_exit
+from train.runtime.progress import ProgressBar
 
 from .duplicate import agent_names, make_seatings, play_duplicate
 from .report import Evaluation
@@ -64,7 +64,7 @@ class _ChunkResult:
     counters: dict[str, np.ndarray]
     records: list[dict]
     decisions: int
-    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums (train/variance.py), with chunk.vr
+    cv: np.ndarray | None = None  # (G, 3, P) control-variate sums (train/evaluate/variance.py), with chunk.vr
     cv_seconds: float = 0.0
     proxy: tuple[np.ndarray, np.ndarray] | None = None  # cheap agents' per-deal means: actual (n, E), fresh (n, K, E)
     proxy_seconds: float = 0.0
@@ -157,7 +157,7 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     collectors: list[tuple[np.ndarray, Any]] = []
     value = None
     if chunk.vr is not None:
-        from train.variance import PolicyValue  # torch, only with variance reduction
+        from train.evaluate.variance import PolicyValue  # torch, only with variance reduction
 
         value = PolicyValue(game, chunk.vr[0])
 
@@ -169,7 +169,7 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
             recorder = Recorder(g, state)
             recorder.start(agents=[[chunk.names[a] for a in seating[i]] for i in ids.tolist()])
         if value is not None:
-            from train.variance import ControlVariates
+            from train.evaluate.variance import ControlVariates
 
             cv = ControlVariates(g, state, agents, seating[ids], value, chunk.vr[1], chunk.vr[2])
             collectors.append((ids, cv))
@@ -193,7 +193,7 @@ def _play_chunk(chunk: _Chunk, progress: Callable[[int], None] | None = None) ->
     seconds = sum(c.seconds for _, c in collectors)
     out = _ChunkResult(chunk.index, res.totals, counters, res.records, res.decisions, cv, seconds)
     if chunk.proxy is not None:
-        from train.variance import proxy_values
+        from train.evaluate.variance import proxy_values
 
         t0 = time.perf_counter()
         specs = chunk.proxy[0]  # each proxy seeded as its agent: its random stream starts where the agent's does
@@ -230,11 +230,11 @@ def evaluate(
     reproducibility guarantee. ``records_path``: write every game (docs/records.md)
     there, in game order. ``progress``: a progress bar on stderr.
     ``variance_reduction``: also compute the control variates of
-    :mod:`train.variance` with the value head of ``vr_value`` (default: the
+    :mod:`train.evaluate.variance` with the value head of ``vr_value`` (default: the
     table's shipped checkpoint; off, with the reason in the report, when
     there is none), ``vr_fresh`` fresh deals per chance event, and terms at
     the decisions ``vr_decisions`` (bids, all, none) of agents whose action
-    probabilities are known; ``vr_proxy`` (``auto``: :func:`train.variance.proxy_spec`
+    probabilities are known; ``vr_proxy`` (``auto``: :func:`train.evaluate.variance.proxy_spec`
     of each agent, used when one of them is cheaper than its agent; ``none``;
     or one spec per distinct agent): the multi-fidelity control variate, every
     deal played again by the cheap proxies and ``vr_proxy_fresh`` fresh deals
@@ -312,7 +312,7 @@ def _run_chunks(
     records_path: str | os.PathLike | None,
     progress: bool,
 ) -> tuple[dict[int, _ChunkResult], int]:
-    """Play the chunks here, over ``workers`` processes (:func:`train.pool.run_chunks`) or on Ray.
+    """Play the chunks here, over ``workers`` processes (:func:`train.runtime.pool.run_chunks`) or on Ray.
 
     Returns the results by chunk index and the number of workers that ran
     them (Ray's: the cluster's CPUs). The records stream to ``records_path``
@@ -330,9 +330,9 @@ def _run_chunks(
             writer.add(r)
 
     try:
-        with sigterm_as_exit():  # SIGTERM: the workers and the records' temporary go too (train/pool.py)
+        with sigterm_as_exit():  # SIGTERM: the workers and the records' temporary go too (train/runtime/pool.py)
             if ray_address is not None:
-                from train.distributed import run_chunks as on_ray  # imports Ray, only when asked
+                from train.runtime.distributed import run_chunks as on_ray  # imports Ray, only when asked
 
                 workers = on_ray(_play_chunk, chunks, ray_address, landed)
             else:  # here, the bar moves with every batch of games; over workers, with every chunk
@@ -358,7 +358,7 @@ def _vr_setup(
     """((value checkpoint, fresh deals, decisions), None) when variance reduction runs, else (None, why not)."""
     if not on:
         return None, "off"
-    from train.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path
+    from train.evaluate.variance import DECISIONS, DEFAULT_FRESH, shipped_value_path
 
     fresh = DEFAULT_FRESH if fresh is None else int(fresh)
     if fresh < 1:
@@ -390,7 +390,7 @@ def _proxy_setup(
     agents the proxy would be the agent, and its fresh deals would cost as
     much as playing more deals.
     """
-    from train.variance import PROXY_FRESH, proxy_spec
+    from train.evaluate.variance import PROXY_FRESH, proxy_spec
 
     mode = (proxy or "auto").strip()
     if not on or mode == "none":

@@ -10,7 +10,7 @@ from Python. One job per module, read in this order:
 - :mod:`train.ppo.collector`: rollouts (the
   :class:`~train.ppo.collector.Collector` protocol, the in-process
   :class:`~train.ppo.collector.RolloutCollector`; Ray's in
-  :mod:`train.rollout_workers`);
+  :mod:`train.ppo.workers`);
 - :mod:`train.ppo.update`: GAE over interleaved seats, the clipped PPO update;
 - :mod:`train.ppo.learner`: set-up and the one learner loop (anneal, collect,
   update) that every learning run drives;
@@ -27,7 +27,7 @@ One policy for all seats
     (:func:`agents.ppo_agent.masked_logits`): probability below 1e-34, never
     sampled, no gradient.
 
-Who plays (:mod:`train.selfplay`)
+Who plays (:mod:`train.ppo.selfplay`)
     Game ``i`` of the batch seats the learner in one seat (``learner_seats``
     of them) and one opponent from the pool (heuristic bots, frozen past
     snapshots and exploiters of the policy, drawn by PFSP) in the others;

@@ -9,8 +9,8 @@ sits on a higher floor than train.
 import sys
 
 from bobshat_env.config import ConfigError
-from train.pool import caused_by_interrupt, sigint_after_compiles
 from train.ppo.run import main
+from train.runtime.pool import caused_by_interrupt, sigint_after_compiles
 
 
 def _main() -> int:
@@ -18,7 +18,7 @@ def _main() -> int:
         with sigint_after_compiles():  # a Ctrl-C inside a numba compile is deferred past it
             return main()
     except Exception as err:
-        if caused_by_interrupt(err):  # a Ctrl-C that a library turned into its own error (train/pool.py)
+        if caused_by_interrupt(err):  # a Ctrl-C that a library turned into its own error (train/runtime/pool.py)
             print("\npython -m train.ppo: interrupted", file=sys.stderr)
             return 130
         if not isinstance(err, (ConfigError, ValueError, FileNotFoundError)):

@@ -8,7 +8,7 @@ seat)'s interleaved decisions, which live in one env; rollouts of several
 collectors can then be concatenated row-wise for one update.
 
 Two classes collect them, both a :class:`Collector`: the in-process
-:class:`RolloutCollector`, and :class:`train.rollout_workers.RolloutWorkers`,
+:class:`RolloutCollector`, and :class:`train.ppo.workers.RolloutWorkers`,
 the learner's side of Ray actors that each run a :class:`RolloutCollector`
 on their own slots of the batch. A :class:`RolloutCollector` is built from
 ``(env, net, pool, gen, args, seed)`` and reads nothing else (torch's global
@@ -45,8 +45,8 @@ from bobshat_env.vector import VectorEnv
 from train.evaluate.statistics import win_shares
 from train.ppo.config import Args
 from train.ppo.rollout import Rollout
+from train.ppo.selfplay import SELF, OpponentPool
 from train.ppo.update import autocast, from_half, inference_copy, interleaved_gae, net_input
-from train.selfplay import SELF, OpponentPool
 
 
 def margin_rewards(rewards: np.ndarray, opponent_weight: float) -> np.ndarray:
@@ -117,7 +117,7 @@ class _Storage:
 
 class Collector(Protocol):
     """What the learner (:class:`train.ppo.learner.Learner`) asks of a rollout collector: the in-process
-    :class:`RolloutCollector`, or :class:`train.rollout_workers.RolloutWorkers` (Ray actors)."""
+    :class:`RolloutCollector`, or :class:`train.ppo.workers.RolloutWorkers` (Ray actors)."""
 
     def collect_rollout(self) -> Rollout:
         """One rollout with the current weights and pool (GAE included)."""

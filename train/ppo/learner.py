@@ -4,7 +4,7 @@
 counters (restored from ``ckpt.pt`` on ``--resume``). A :class:`Learner` then
 holds the network, its optimizer and a collector (:func:`make_collector`: the
 in-process :class:`~train.ppo.collector.RolloutCollector` or Ray's
-:class:`~train.rollout_workers.RolloutWorkers`, both a
+:class:`~train.ppo.workers.RolloutWorkers`, both a
 :class:`~train.ppo.collector.Collector`) and answers :meth:`Learner.anneal`,
 :meth:`Learner.collect` and :meth:`Learner.update`. ``bobshat train``
 (:mod:`train.ppo.run`), the exploiters trained inside it
@@ -33,8 +33,8 @@ from train.ppo.collector import Collector, RolloutCollector
 from train.ppo.config import Args, make_net
 from train.ppo.rollout import Rollout
 from train.ppo.rundir import check_same_run
+from train.ppo.selfplay import OpponentPool
 from train.ppo.update import ppo_update
-from train.selfplay import OpponentPool
 
 
 @dataclass
@@ -119,7 +119,7 @@ def make_collector(
     """The collector ``args`` ask for: ``rollout_workers`` Ray actors (Ray is imported only then), else one
     :class:`RolloutCollector` on ``num_envs`` games in this process; its first games dealt from ``seed``."""
     if args.rollout_workers:
-        from train.rollout_workers import RolloutWorkers  # imports Ray, only for rollout workers
+        from train.ppo.workers import RolloutWorkers  # imports Ray, only for rollout workers
 
         return RolloutWorkers(args, game, net, pool, gen, seed=seed)
     env = VectorEnv(game, num_envs=args.num_envs, copy_obs=False)

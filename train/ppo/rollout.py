@@ -1,7 +1,7 @@
 """The rollout seam: one rollout's learner decisions, with their advantages, as a plain batch of arrays.
 
 A :class:`Rollout` is what a collector (:mod:`train.ppo.collector`, or a Ray
-worker in :mod:`train.rollout_workers`) hands to the update
+worker in :mod:`train.ppo.workers`) hands to the update
 (:mod:`train.ppo.update`): NumPy arrays and a few counts, so it pickles between
 processes, and rollouts of several collectors concatenate row-wise for one
 update. Its own module, so that both sides import it and neither imports the

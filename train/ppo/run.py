@@ -13,7 +13,7 @@ collects and updates; then the run logs, grows its opponent pool and saves.
 Interrupts
     Ctrl-C or SIGTERM saves a checkpoint on the way out (:meth:`TrainingRun.run`), so ``--resume``
     continues from the last update made rather than from the last periodic checkpoint. The update is
-    never cut short (the signals are held while it runs, :func:`train.pool.signals_held`): an interrupt
+    never cut short (the signals are held while it runs, :func:`train.runtime.pool.signals_held`): an interrupt
     during a rollout drops that rollout, and the checkpoint holds the network, optimizer and counters as
     the last finished update left them. Nothing is saved when no update was made since the last checkpoint.
     The status stays the signal's (130, 143).
@@ -42,18 +42,18 @@ from agents import available
 from agents.checkpoint import CKPT_FILE, load_checkpoint, remove_stale_temporaries, save_training_state
 from agents.ppo_agent import PolicyNet, PPOAgent
 from bobshat_env.games import make_game
-from train.board import Board
 from train.evaluate.duplicate import duplicate_evals
-from train.pool import signals_held, sigterm_as_exit
 from train.ppo.collector import RolloutCollector, env_seed
 from train.ppo.config import Args, build_arg_parser, check_args, default_run_name, parse_args
 from train.ppo.exploiters import add_exploiter
 from train.ppo.learner import Counters, Learner, initial_weights, make_collector, set_up
 from train.ppo.rollout import Rollout
 from train.ppo.rundir import check_run_dir, check_run_inputs, check_same_run, run_lock
-from train.progress import ProgressBar
-from train.selfplay import OpponentPool
-from train.threads import set_torch_threads
+from train.ppo.selfplay import OpponentPool
+from train.runtime.board import Board
+from train.runtime.pool import signals_held, sigterm_as_exit
+from train.runtime.progress import ProgressBar
+from train.runtime.threads import set_torch_threads
 
 
 def evaluate_and_log(
@@ -160,7 +160,7 @@ def train(
     run_dir = Path(args.runs_dir) / default_run_name(args)
     game = make_game(args.game, players=args.players, **args.game_options)
     if args.rollout_workers:  # Ray installed, its address answering, enough CPUs: before anything is written
-        from train.distributed import preflight  # imports Ray, only for rollout workers
+        from train.runtime.distributed import preflight  # imports Ray, only for rollout workers
 
         preflight(args.ray_address or "local", args.rollout_workers, f"{args.rollout_workers} rollout worker(s)")
     init = initial_weights(args, game)  # init_from: read and checked before the run folder exists
@@ -223,7 +223,8 @@ class TrainingRun:
         if self.per_step:
             collector.on_step = self.clock.step_hook(progress, args.num_envs)
         # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice);
-        # a failed write (a full disk) is one line naming the run folder (train.board), closed in run()'s finally
+        # a failed write (a full disk) is one line naming the run folder (train.runtime.board),
+        # closed in run()'s finally
         purge = counters.global_step + 1 if args.resume else None
         self.writer = Board(str(self.run_dir), self.board_error, purge_step=purge)
         if not args.resume:
@@ -326,8 +327,8 @@ class TrainingRun:
         return stats
 
     def board_error(self, run_dir: str, err: OSError) -> ValueError:
-        """A failed TensorBoard write (:class:`~train.board.Board`): one line naming the run folder; the progress
-        line ends first. The checkpoint written last stays as it was."""
+        """A failed TensorBoard write (:class:`~train.runtime.board.Board`): one line naming the run folder; the
+        progress line ends first. The checkpoint written last stays as it was."""
         self.progress.close()
         return ValueError(f"run folder: cannot write the TensorBoard log in {run_dir}: {err.strerror or err}")
 

@@ -45,11 +45,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..core import rng
-from ..games import Game
-from ..paths import check_writable
-from ..seating import SeatDispatch
-from ..text import GameText, MoveError, RenegeQuestion, ordinal, plural, render, seat_name, tell_step
+from bobshat_env.core import rng
+from bobshat_env.games import Game
+from bobshat_env.paths import check_writable
+from bobshat_env.seating import SeatDispatch
+from bobshat_env.text import GameText, MoveError, RenegeQuestion, ordinal, plural, render, seat_name, tell_step
 
 HUMAN = "human"
 _HELP_COMMON = """\
@@ -138,7 +138,7 @@ class TerminalGame:
         self.input = input
         self.out = output if output is not None else sys.stdout
         if save is not None:
-            from ..records.io import check_records_output
+            from bobshat_env.records.io import check_records_output
 
             check_writable(save, "--save", append=True)
             check_records_output(save, "--save")  # a records file, new or empty: never a checkpoint
@@ -251,7 +251,7 @@ class TerminalGame:
     # -- the game
     def run(self) -> PlayResult:
         """Play the game to its end (or until the human leaves)."""
-        from ..records import Recorder  # only a played game needs it
+        from bobshat_env.records import Recorder  # only a played game needs it
 
         game, P, human = self.game, self.game.players, self.seat
         state = self.state = game.init(rng.game_keys(self.seed, np.zeros(1, dtype=np.int64), 0))
@@ -298,8 +298,8 @@ class TerminalGame:
 
     def _save(self, record: dict) -> str | None:
         """Append the record to ``save``; if that fails, to a new file nearby. Returns where it went."""
-        from ..records import write_jsonl
-        from ..records.io import check_records_output
+        from bobshat_env.records import write_jsonl
+        from bobshat_env.records.io import check_records_output
 
         try:
             check_records_output(self.save)  # still records: the game may have taken a while

@@ -66,12 +66,12 @@ from agents import make_agent
 from agents.ppo_agent import PolicyNet, PPOAgent, resolve_device
 from bobshat_env.games import make_game
 from bobshat_env.vector import VectorEnv
-from train.distributed import DistributedError, first_line, ray_session
 from train.ppo.collector import RolloutCollector
 from train.ppo.config import Args, make_net
 from train.ppo.rollout import Rollout
-from train.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
-from train.threads import set_torch_threads
+from train.ppo.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
+from train.runtime.distributed import DistributedError, first_line, ray_session
+from train.runtime.threads import set_torch_threads
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up
 START_TIMEOUT_S = 300.0  # a worker not ready by then: the cluster cannot place it
@@ -98,7 +98,7 @@ class RolloutWorker:
         self.index = index
         numba.set_num_threads(1)  # one CPU per worker (Ray's num_cpus=1): the engine's serial kernels
         if a.torch_threads > 0:
-            set_torch_threads(a.torch_threads)  # after numba's threads, as in-process (train/threads.py)
+            set_torch_threads(a.torch_threads)  # after numba's threads, as in-process (train/runtime/threads.py)
         torch.set_flush_denormal(True)
         torch.manual_seed(_seed(a.seed, 1, index, incarnation))  # the learner's action samples
         self.game = make_game(a.game, players=a.players, **a.game_options)

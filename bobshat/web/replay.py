@@ -20,10 +20,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ...config import ConfigError
-from ...games import make_game
-from ...records import RecordLineTooLong, read_records, replay_report, replay_steps
-from ...text import tell_step
+from bobshat_env.config import ConfigError
+from bobshat_env.games import make_game
+from bobshat_env.records import RecordLineTooLong, read_records, replay_report, replay_steps
+from bobshat_env.text import tell_step
+
 from .session import WebError, deck_faces, scoring_rows, table_view, trick_of
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a records file listed or replayed from the folder; bigger: `bobshat replay`

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...config import ConfigError
+from bobshat_env.config import ConfigError
 
 __all__ = ["serve"]
 
@@ -61,8 +61,9 @@ def serve(
     except ImportError as err:
         hint = 'pip install -e ".[web]"'
         raise ConfigError(f"bobshat serve needs the web extra ({err.name} is missing): {hint}") from None
-    from ...paths import check_writable
-    from ...records.io import check_records_output
+    from bobshat_env.paths import check_writable
+    from bobshat_env.records.io import check_records_output
+
     from .session import RECORDS_FILE, AgentCatalog
 
     if not host.strip():

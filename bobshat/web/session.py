@@ -1,6 +1,6 @@
 """Games in progress for ``bobshat serve``: one :class:`GameSession` per game, a :class:`SessionStore` for all.
 
-Nothing here knows HTTP (the routes are in :mod:`bobshat_env.app.web.app`), and
+Nothing here knows HTTP (the routes are in :mod:`bobshat.web.app`), and
 nothing here knows a game by name: every game-specific word, card face and
 fact comes from the :class:`~bobshat_env.games.Game` and the play text its
 description names (:mod:`bobshat_env.text`), the rules from the batched core.
@@ -33,16 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from ...config import ConfigError
-from ...core import rng
-from ...core.tricks import IllegalActionError
-from ...games import DESCRIPTIONS, Game, describe, make_game
-from ...paths import check_writable
-from ...records import Recorder, write_jsonl
-from ...records.io import check_records_output
-from ...seating import SeatDispatch
-from ...text import GameText, MoveError, RenegeQuestion, ordinal, seat_name, tell_step
-from ..terminal import HUMAN, new_seed
+from bobshat.terminal import HUMAN, new_seed
+from bobshat_env.config import ConfigError
+from bobshat_env.core import rng
+from bobshat_env.core.tricks import IllegalActionError
+from bobshat_env.games import DESCRIPTIONS, Game, describe, make_game
+from bobshat_env.paths import check_writable
+from bobshat_env.records import Recorder, write_jsonl
+from bobshat_env.records.io import check_records_output
+from bobshat_env.seating import SeatDispatch
+from bobshat_env.text import GameText, MoveError, RenegeQuestion, ordinal, seat_name, tell_step
 
 RECORDS_FILE = "games.jsonl"
 FINISHED_PER_GAME = 10  # finished games kept (for their record and replay) per game in play: memory stays bounded

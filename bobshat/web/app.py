@@ -46,7 +46,7 @@ browser send requests here: links, forms, ``no-cors`` fetches):
   the page shows what the link asks for and waits for a click;
 - agent specs are checked against the request caps
   (:data:`agents.registry.REQUEST_CAPS`) and the file allow-list (see
-  :class:`~bobshat_env.app.web.session.AgentCatalog`);
+  :class:`~bobshat.web.session.AgentCatalog`);
 - an upload costs a bounded multiple of ``max_upload`` in memory and in the
   response; errors are always ``{"error": ...}``, and a failure (500) never
   closes the connection;
@@ -80,7 +80,8 @@ from starlette.responses import JSONResponse as _StarletteJSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ...games import DESCRIPTIONS, make_game
+from bobshat_env.games import DESCRIPTIONS, make_game
+
 from .replay import ReplaySources, frames
 from .session import AgentCatalog, SessionStore, WebError
 

@@ -56,7 +56,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from train.pool import sigterm_as_exit
+from train.runtime.pool import sigterm_as_exit
 
 INSTALL = "pip install -e \".[ray]\" (or: pip install 'ray[default]')"
 PROBE_TIMEOUT_S = 5.0

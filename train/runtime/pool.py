@@ -14,7 +14,7 @@ How it ends, whatever ends it
       workers never act on it: they start with SIGINT blocked and ignore it
       before they unblock it (:func:`_sigint_deferred`); the parent gets
       KeyboardInterrupt, kills its workers and re-raises, so the command
-      prints one line and ends with status 130 (``bobshat_env.app.cli.main``,
+      prints one line and ends with status 130 (``bobshat.cli.main``,
       which defers a Ctrl-C past a numba compile: :func:`sigint_after_compiles`).
       One that comes while the workers start is taken once they have.
     - SIGTERM: the parent turns it into ``SystemExit(143)`` while the pool
@@ -420,7 +420,7 @@ def sigint_after_compiles() -> Iterator[None]:
     RuntimeError traceback ("no compiled object yet"), exit status 1: a
     Ctrl-C during a cold-cache compile. Here it comes when the compile is
     done, as it does for SIGTERM (:func:`sigterm_as_exit`), so the command
-    ends with its one line and status 130 (``bobshat_env.app.cli.main``).
+    ends with its one line and status 130 (``bobshat.cli.main``).
     Changes nothing where SIGINT is not Python's default handler (ignored in
     a background job, or the caller's own), or outside the main thread.
     """

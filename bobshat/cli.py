@@ -23,8 +23,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..config import ConfigError
-from ..games import DESCRIPTIONS, GAMES, describe
+from bobshat_env.config import ConfigError
+from bobshat_env.games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).
 # Memory, not time, sets them: simulate keeps each game's totals (P int64s, 40 bytes with 5 players:
@@ -137,8 +137,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from agents import make_agent
     from agents.arena import play_games
     from agents.registry import count_error, spec_checkpoints, split_specs
-
-    from ..games import make_game
+    from bobshat_env.games import make_game
 
     game = make_game(args.game, **game_options(args))
     specs = split_specs(args.agents) if args.agents else ["random"] * game.players
@@ -148,7 +147,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     agents = [make_agent(s, game, seed=args.seed * 1000 + i) for i, s in enumerate(specs)]
     factory = None
     if args.records:
-        from ..records import Recorder
+        from bobshat_env.records import Recorder
 
         factory = lambda g, state, ids: Recorder(g, state, ids, seed=args.seed, agents=specs)  # noqa: E731
     # One batch at a time, its records streamed out before the next (a record is ~50 KB in memory: a
@@ -158,7 +157,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         out = None
         if args.records:
-            from ..records import JsonlWriter
+            from bobshat_env.records import JsonlWriter
 
             out = stack.enter_context(JsonlWriter(args.records))
         for start in range(0, args.games, args.batch_size):
@@ -182,7 +181,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..records import replay_main
+    from bobshat_env.records import replay_main
 
     return replay_main(args.file)
 
@@ -212,7 +211,7 @@ def check_outputs(
     Records (``--records``, ``--save``) go only to a new or empty file or
     one of records (:func:`bobshat_env.records.io.check_records_output`).
     """
-    from ..paths import check_distinct, check_plot_path, check_writable
+    from bobshat_env.paths import check_distinct, check_plot_path, check_writable
 
     check_distinct([*outputs, *((f"--{flag}", getattr(args, flag)) for flag in flags)], inputs)
     for flag in flags:
@@ -227,7 +226,7 @@ def check_outputs(
         if flag == "plot":
             check_plot_path(path, "--plot")
         if flag in RECORD_FLAGS:
-            from ..records.io import check_records_output
+            from bobshat_env.records.io import check_records_output
 
             check_records_output(path, f"--{flag}")
 
@@ -246,9 +245,8 @@ def _output_flag(args: argparse.Namespace, path: str) -> str | None:
 def cmd_eval(args: argparse.Namespace) -> int:
     from agents.registry import spec_checkpoints
     from agents.shipped import shipped_checkpoint_files
+    from bobshat_env.paths import checkpoint_files
     from train.evaluate.command import cli_eval
-
-    from ..paths import checkpoint_files
 
     options = game_options(args)
     inputs = spec_checkpoints("--agents", args.agents) + checkpoint_files("--vr-value", args.vr_value)
@@ -290,7 +288,8 @@ def _game_option_parser() -> argparse.ArgumentParser:
 def cmd_play(args: argparse.Namespace) -> int:
     if sys.stdin is None or sys.stdin.closed:
         raise ConfigError("standard input is closed: play reads your moves from it (run it in a terminal)")
-    from ..games import make_game
+    from bobshat_env.games import make_game
+
     from .terminal import default_opponent, play
 
     game = make_game(args.game, **game_options(args))
@@ -317,12 +316,12 @@ def _host(text: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Play, watch and replay in the browser (bobshat_env/app/web)."""
+    """Play, watch and replay in the browser (bobshat/web)."""
     import os
 
     from agents.registry import spec_checkpoints, split_specs
+    from bobshat_env.paths import check_distinct
 
-    from ..paths import check_distinct
     from .web import serve
     from .web.session import RECORDS_FILE
 
@@ -383,9 +382,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_imitate(args: argparse.Namespace) -> int:
     """A policy fitted to the decisions in records files (train/imitate.py)."""
+    from bobshat_env.paths import checkpoint_files
     from train.imitate import cli_imitate  # imports torch
-
-    from ..paths import checkpoint_files
 
     inputs = [("--records", path) for path in args.records] + checkpoint_files("--init-from", args.init_from)
     check_outputs(args, "json", outputs=checkpoint_files("--out", args.out), inputs=inputs)
@@ -396,9 +394,8 @@ def cmd_expert(args: argparse.Namespace) -> int:
     """Expert iteration: the policy distilled toward search on it, round after round (train/expert.py)."""
     import yaml
 
+    from bobshat_env.paths import checkpoint_files
     from train.expert import ExpertError, cli_expert, options_from  # imports torch
-
-    from ..paths import checkpoint_files
 
     preset: dict[str, Any] = {}
     if args.config is not None:
@@ -422,9 +419,8 @@ def cmd_expert(args: argparse.Namespace) -> int:
 
 def cmd_average(args: argparse.Namespace) -> int:
     """One policy whose weights are the mean of several policies' (train/average.py)."""
+    from bobshat_env.paths import checkpoint_files
     from train.average import cli_average  # imports torch
-
-    from ..paths import checkpoint_files
 
     inputs = [pair for path in args.checkpoints for pair in checkpoint_files("CKPT", path)]
     check_outputs(args, outputs=checkpoint_files("--out", args.out), inputs=inputs)
@@ -849,10 +845,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bobshat`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    from train.pool import caused_by_interrupt, sigint_after_compiles  # stdlib only: --help stays fast
+    from train.runtime.pool import caused_by_interrupt, sigint_after_compiles  # stdlib only: --help stays fast
 
     try:
-        with sigint_after_compiles():  # a Ctrl-C inside a numba compile printed a traceback (train/pool.py)
+        with sigint_after_compiles():  # a Ctrl-C inside a numba compile printed a traceback (train/runtime/pool.py)
             return int(args.func(args))
     except Exception as err:
         if caused_by_interrupt(err):  # a Ctrl-C that a library turned into its own error
