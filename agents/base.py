@@ -85,7 +85,7 @@ class RandomAgent:
     def action_probs(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray) -> np.ndarray:
         """(B, A) the probabilities :meth:`act` draws from: uniform over each row's legal actions.
 
-        Evaluations use them for control variates (train/variance.py).
+        Evaluations use them for control variates (train/evaluate/variance.py).
         """
         m = np.asarray(mask, dtype=np.float64)
         return m / m.sum(axis=1, keepdims=True)

@@ -1,7 +1,7 @@
 """The bobshat checkpoint: the file format and the layout of what a file holds, in one module.
 
 Written by ``bobshat train`` (:mod:`train.ppo`) and read by the ``ppo:PATH``
-agent (:mod:`agents.ppo_agent`), the opponent pool (:mod:`train.selfplay`)
+agent (:mod:`agents.ppo_agent`), the opponent pool (:mod:`train.ppo.selfplay`)
 and ``--resume``; this module sits on the agents' floor so that all of them
 can import it.
 

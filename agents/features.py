@@ -142,7 +142,7 @@ def prepare_inputs(
         _NO_FEATURES if features is None else features.tables
     )
     # the size first: numba.get_num_threads() starts numba's threads, which a small batch must not do (they
-    # share torch's OpenMP runtime, whose thread count they change: see train/threads.py)
+    # share torch's OpenMP runtime, whose thread count they change: see train/runtime/threads.py)
     if B >= PARALLEL_MIN_ROWS and (threads := numba.get_num_threads()) > 1:
         _prepare_parallel(x, sym, key[0], key[1], F > 0, *tables, out, k, 4 * threads)
     else:

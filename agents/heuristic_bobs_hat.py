@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -70,10 +70,8 @@ from bobshat_env.core.tricks import (
     trick_winner_so_far,
 )
 
+from .heuristic import heuristic_agent
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
-
-if TYPE_CHECKING:
-    from bobshat_env.games import Game
 
 SUIT = BOBS_HAT_DECK.suit_of.astype(np.int64)  # (60,)
 RANK = BOBS_HAT_DECK.rank_of.astype(np.int64)  # (60,) 0..19 (rank - 1)
@@ -330,22 +328,6 @@ def simple_play(f: Facts) -> np.ndarray:
     out = np.empty(f.trick.shape[0], dtype=np.int64)
     _simple_play_kernel(_play_args(f), SUIT, RANK, out)
     return out
-
-
-class SimpleAgent:
-    """Count-based bids, win the tricks you want, shed the rest (see the module docstring)."""
-
-    needs_public = False
-
-    def __init__(self, game: Game | None = None, seed: int | None = None):
-        if game is None or game.name != "bobs_hat":
-            raise ValueError("the 'simple' Bob's Hat agent needs a bobs_hat game")
-        self.name = "simple"
-        self.cfg = game.config
-
-    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None) -> np.ndarray:
-        f = facts_from_obs(self.cfg, obs, seat, public)
-        return decide(self.cfg, f, np.asarray(mask, dtype=bool), simple_hat, simple_bid_code, simple_play)
 
 
 def decide(cfg: Any, f: Facts, mask: np.ndarray, hat_fn: Any, bid_fn: Any, play_fn: Any) -> np.ndarray:
@@ -819,36 +801,35 @@ def strong_play(f: Facts) -> np.ndarray:
     return out
 
 
-class StrongAgent:
-    """Card counting, bid-value estimates and trick valuation (see the module docstring).
+def choose_simple(cfg: Any, f: Facts, mask: np.ndarray) -> np.ndarray:
+    """The simple strategy's action for each row of facts (``mask``: bool, the legal actions)."""
+    return decide(cfg, f, mask, simple_hat, simple_bid_code, simple_play)
 
-    With ``needs_public`` the arena hands it the public void record of the
-    hand (which seat failed to follow which suit); without it (e.g. inside a
-    Gymnasium env) it uses the voids visible in the current trick.
-    """
 
-    needs_public = True
+def choose_strong(cfg: Any, f: Facts, mask: np.ndarray) -> np.ndarray:
+    """The strong strategy's action for each row of facts (``mask``: bool, the legal actions)."""
+    return decide(cfg, f, mask, strong_hat, strong_bid_code, strong_play)
 
-    def __init__(self, game: Game | None = None, seed: int | None = None):
-        if game is None or game.name != "bobs_hat":
-            raise ValueError("the 'strong' Bob's Hat agent needs a bobs_hat game")
-        self.name = "strong"
-        self.cfg = game.config
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None) -> np.ndarray:
-        f = facts_from_obs(self.cfg, obs, seat, public)
-        return decide(self.cfg, f, np.asarray(mask, dtype=bool), strong_hat, strong_bid_code, strong_play)
+SimpleAgent = heuristic_agent(
+    "bobs_hat", "simple", facts_from_obs, choose_simple, needs_public=False,
+    doc="Count-based bids, win the tricks you want, shed the rest (see the module docstring).",
+)  # fmt: skip
+StrongAgent = heuristic_agent(
+    "bobs_hat", "strong", facts_from_obs, choose_strong, needs_public=True,
+    doc="Card counting, bid-value estimates and trick valuation (see the module docstring).",
+)  # fmt: skip
 
 
 # Playout policies on full states (used by the search bot)
 def simple_state_policy(cfg: Any, state: bh.State, mask: np.ndarray) -> np.ndarray:
     """The simple strategy for the seat to act in each game of a full state."""
-    return decide(cfg, facts_from_state(cfg, state), mask, simple_hat, simple_bid_code, simple_play)
+    return choose_simple(cfg, facts_from_state(cfg, state), mask)
 
 
 def strong_state_policy(cfg: Any, state: bh.State, mask: np.ndarray) -> np.ndarray:
     """The strong strategy for the seat to act in each game of a full state."""
-    return decide(cfg, facts_from_state(cfg, state), mask, strong_hat, strong_bid_code, strong_play)
+    return choose_strong(cfg, facts_from_state(cfg, state), mask)
 
 
 __all__ = [

@@ -36,7 +36,7 @@ their decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -53,10 +53,8 @@ from bobshat_env.core.tricks import (
     trick_winner_so_far,
 )
 
+from .heuristic import heuristic_agent
 from .trick_facts import any_at, argmax_at, mark_seen, none_of, pick_row
-
-if TYPE_CHECKING:
-    from bobshat_env.games import Game
 
 N = 52
 SUIT = OH_HELL_DECK.suit_of.astype(np.int64)
@@ -272,21 +270,6 @@ def simple_play(f: Facts) -> np.ndarray:
     return out
 
 
-class SimpleAgent:
-    """Count high cards, then win until the bid is made and duck after (module docstring)."""
-
-    needs_public = False
-
-    def __init__(self, game: Game | None = None, seed: int | None = None):
-        if game is None or game.name != "oh_hell":
-            raise ValueError("the Oh Hell 'simple' agent needs an oh_hell game")
-        self.name = "simple"
-        self.cfg = game.config
-
-    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None) -> np.ndarray:
-        return decide(facts_from_obs(self.cfg, obs, seat, public), np.asarray(mask, bool), simple_bid, simple_play)
-
-
 # --------------------------------------------------------------------------
 # strong
 @njit(cache=True, nogil=True)
@@ -475,26 +458,31 @@ def strong_play(f: Facts) -> np.ndarray:
     return out
 
 
-class StrongAgent:
-    """Card counting, estimated tricks, hook-aware bids and bid-driven play (module docstring)."""
+def choose_simple(cfg: Any, f: Facts, mask: np.ndarray) -> np.ndarray:
+    """The simple strategy's action for each row of facts (``mask``: bool, the legal actions)."""
+    return decide(f, mask, simple_bid, simple_play)
 
-    needs_public = True
 
-    def __init__(self, game: Game | None = None, seed: int | None = None):
-        if game is None or game.name != "oh_hell":
-            raise ValueError("the Oh Hell 'strong' agent needs an oh_hell game")
-        self.name = "strong"
-        self.cfg = game.config
+def choose_strong(cfg: Any, f: Facts, mask: np.ndarray) -> np.ndarray:
+    """The strong strategy's action for each row of facts (``mask``: bool, the legal actions)."""
+    return decide(f, mask, strong_bid, strong_play)
 
-    def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None) -> np.ndarray:
-        return decide(facts_from_obs(self.cfg, obs, seat, public), np.asarray(mask, bool), strong_bid, strong_play)
+
+SimpleAgent = heuristic_agent(
+    "oh_hell", "simple", facts_from_obs, choose_simple, needs_public=False,
+    doc="Count high cards, then win until the bid is made and duck after (module docstring).",
+)  # fmt: skip
+StrongAgent = heuristic_agent(
+    "oh_hell", "strong", facts_from_obs, choose_strong, needs_public=True,
+    doc="Card counting, estimated tricks, hook-aware bids and bid-driven play (module docstring).",
+)  # fmt: skip
 
 
 def simple_state_policy(cfg: Any, state: oh.State, mask: np.ndarray) -> np.ndarray:
     """The simple strategy on full states (a playout policy)."""
-    return decide(facts_from_state(cfg, state), mask, simple_bid, simple_play)
+    return choose_simple(cfg, facts_from_state(cfg, state), mask)
 
 
 def strong_state_policy(cfg: Any, state: oh.State, mask: np.ndarray) -> np.ndarray:
     """The strong strategy on full states (a playout policy)."""
-    return decide(facts_from_state(cfg, state), mask, strong_bid, strong_play)
+    return choose_strong(cfg, facts_from_state(cfg, state), mask)

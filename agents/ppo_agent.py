@@ -337,7 +337,7 @@ class PPOAgent:
         """(B, A) the masked softmax :meth:`act` samples from with ``sample=True``; None when greedy.
 
         A greedy policy is deterministic: a control variate at its decisions
-        is zero, so evaluations (train/variance.py) skip it.
+        is zero, so evaluations (train/evaluate/variance.py) skip it.
         """
         if not self.sample:
             return None
