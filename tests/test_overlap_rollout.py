@@ -68,8 +68,8 @@ def test_the_rollout_ahead_plays_the_weights_from_before_the_update(tmp_path, mo
 
         monkeypatch.setattr(learner_mod, "ppo_update", update_then_signal)
         # and the copy of the weights is taken late: on another thread than the update's, it would be the update's
-        begin = learner.collector.begin_rollout
-        monkeypatch.setattr(learner.collector, "begin_rollout", lambda: (time.sleep(0.5), begin()))
+        begin = learner.collector.start_rollout
+        monkeypatch.setattr(learner.collector, "start_rollout", lambda: (time.sleep(0.5), begin()))
         learner.update(first, collect_ahead=True)
         assert learner.has_ahead
         ahead = learner.collect()

@@ -18,9 +18,9 @@ from bobshat.cli import main as cli_main
 from bobshat_env.games import make_game
 from train.ppo.collector import margin_rewards
 from train.ppo.config import parse_args
+from train.ppo.rollout import interleaved_gae
 from train.ppo.run import train
 from train.ppo.selfplay import SELF, OpponentPool
-from train.ppo.update import interleaved_gae
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.yaml")

@@ -44,9 +44,9 @@ from bobshat_env.seating import SeatDispatch
 from bobshat_env.vector import VectorEnv
 from train.evaluate.statistics import win_shares
 from train.ppo.config import Args
-from train.ppo.rollout import Rollout
+from train.ppo.rollout import Rollout, interleaved_gae
 from train.ppo.selfplay import SELF, OpponentPool
-from train.ppo.update import autocast, from_half, inference_copy, interleaved_gae, net_input
+from train.ppo.update import autocast, from_half, inference_copy, net_input
 
 
 def margin_rewards(rewards: np.ndarray, opponent_weight: float) -> np.ndarray:
@@ -117,10 +117,29 @@ class _Storage:
 
 class Collector(Protocol):
     """What the learner (:class:`train.ppo.learner.Learner`) asks of a rollout collector: the in-process
-    :class:`RolloutCollector`, or :class:`train.ppo.workers.RolloutWorkers` (Ray actors)."""
+    :class:`RolloutCollector`, or :class:`train.ppo.workers.RolloutWorkers` (Ray actors).
+
+    A rollout is :meth:`start_rollout` (in the thread that owns the network: take what it reads of the
+    weights), then :meth:`run_rollout`; :meth:`collect_rollout` does both. A collector whose :attr:`overlaps`
+    is true can run the rollout on another thread while the update changes the weights (``overlap_rollout``),
+    and stops it at its next step on :meth:`cancel`."""
+
+    overlaps: bool  # run_rollout may run beside the update, and honours cancel()
 
     def collect_rollout(self) -> Rollout:
-        """One rollout with the current weights and pool (GAE included)."""
+        """One rollout with the current weights and pool (GAE included): :meth:`start_rollout`, :meth:`run_rollout`."""
+        ...
+
+    def start_rollout(self) -> None:
+        """Take what the next rollout reads of the learner's network, now."""
+        ...
+
+    def run_rollout(self) -> Rollout:
+        """The rollout :meth:`start_rollout` prepared."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop a running :meth:`run_rollout` at its next step (it raises :class:`RolloutCancelled`)."""
         ...
 
     def replace_evicted(self, evicted: int) -> None:
@@ -173,7 +192,7 @@ class RolloutCollector:
         self.seats = SeatDispatch(game, B, [m.agent for m in pool.members])  # with the public void record
 
         # with overlap_rollout the next rollout is collected while the update reads this one (Learner.update): it
-        # samples from a copy of the weights taken before the update starts (begin_rollout), draws its uniforms
+        # samples from a copy of the weights taken before the update starts (start_rollout), draws its uniforms
         # from a generator of its own (the update draws its permutations from torch's global one on the other
         # thread), and writes into the other of two storages
         self.policy = deepcopy(net) if args.overlap_rollout else net  # deepcopy: no draw from torch's global RNG
@@ -189,14 +208,24 @@ class RolloutCollector:
         self.n = 0
         self.infer: PolicyNet | None = None  # the rollout's copy of ``policy`` (inference_copy), made per rollout
         self.on_step: Callable[[int, int], None] | None = None  # called after each env step with (step, T)
-        self.cancelled = False  # set by another thread: the running rollout stops at its next step
+        self.cancelled = False  # set by cancel(), from another thread: the running rollout stops at its next step
+        # what the running rollout gathers as its games end (reset by run_rollout)
+        self._returns: list[np.ndarray] = []  # unscaled learner returns of the finished episodes
+        self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (opponent, score, win share) per game
+        self._self_games = 0  # finished games of pure self-play
+
+    overlaps = True  # with overlap_rollout, run_rollout runs beside the update (Learner.update)
 
     def collect_rollout(self) -> Rollout:
         """``T`` env steps, then the bootstrap values and GAE: one :class:`Rollout`."""
-        self.begin_rollout()
+        self.start_rollout()
         return self.run_rollout()
 
-    def begin_rollout(self) -> None:
+    def cancel(self) -> None:
+        """Stop the running rollout at its next step (called from the update's thread when the update fails)."""
+        self.cancelled = True
+
+    def start_rollout(self) -> None:
         """What a rollout reads of the learner's network, taken now (in the thread that owns the network): with
         ``overlap_rollout``, a copy of its weights; then the copy it samples from (:func:`inference_copy`), and
         the storage it writes (the other one than the last rollout's, which the update may still read)."""
@@ -207,16 +236,14 @@ class RolloutCollector:
         self.cancelled = False
 
     def run_rollout(self) -> Rollout:
-        """The rollout :meth:`begin_rollout` prepared. It reads nothing the update writes, so with
+        """The rollout :meth:`start_rollout` prepared. It reads nothing the update writes, so with
         ``overlap_rollout`` it runs on a second thread while the update runs. Raises
         :class:`RolloutCancelled` at its next step once :attr:`cancelled` is set."""
         t0 = time.perf_counter()
         B, T, args, st = self.env.num_envs, self.T, self.args, self.st
         self.n = 0
         self.pending[:] = -1  # the last rollout's decisions were bootstrapped; none carries over
-        self._returns: list[np.ndarray] = []
-        self._results: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._self_games = 0
+        self._returns, self._results, self._self_games = [], [], 0
         for step in range(T):
             if self.cancelled:
                 raise RolloutCancelled
@@ -274,7 +301,7 @@ class RolloutCollector:
         st.mask[sl] = m.numpy()
         dev = net.device  # the input stage ran on the CPU; the products run where the weights are
         in_dtype = net_input(self.args.bf16, dev.type)  # from the stored float16: as the update reads them
-        infer = self.infer if self.infer is not None else net  # set by begin_rollout
+        infer = self.infer if self.infer is not None else net  # set by start_rollout
         with torch.inference_mode(), autocast(self.args.bf16 and infer is net, dev.type):
             logits, value = infer.head(from_half(st.obs_t[sl].to(dev), in_dtype))
             logits = masked_logits(logits.float(), torch.from_numpy(st.mask[sl]))

@@ -156,7 +156,6 @@ class Learner:
         self.lr_begin = args.learning_rate if lr_begin is None else lr_begin
         self.update_s = 0.0  # seconds of the last update
         self._ahead: Rollout | None = None  # collected during the last update (update(collect_ahead=True))
-        self._lagged: Rollout | None = None  # the last one collect returned: played by the weights before an update
         self._thread: ThreadPoolExecutor | None = None  # where that rollout runs (made on first use)
 
     @property
@@ -180,7 +179,7 @@ class Learner:
         update (``update(collect_ahead=True)``), from the weights before that update."""
         if self._ahead is not None:
             batch, self._ahead = self._ahead, None
-            self._lagged = batch
+            batch.lagged = True  # played by the weights before the last update
             return batch
         return self.collector.collect_rollout()
 
@@ -200,19 +199,19 @@ class Learner:
         ahead = None
         if collect_ahead:
             ahead = self.collector
-            if not isinstance(ahead, RolloutCollector):
+            if not ahead.overlaps:
                 raise ValueError("overlap_rollout is for the in-process collector (rollout_workers 0)")
-            ahead.begin_rollout()  # the weights are copied here, before the update changes them
+            ahead.start_rollout()  # the weights are copied here, before the update changes them
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, "rollout-ahead", initializer=_one_numba_thread)
             future = self._thread.submit(ahead.run_rollout)
         try:
-            losses = ppo_update(self.net, self.optimizer, batch, self.args, lagged=batch is self._lagged)
+            losses = ppo_update(self.net, self.optimizer, batch, self.args, lagged=batch.lagged)
             if ahead is not None:
                 self._ahead = future.result()
         except BaseException:
             if ahead is not None:
-                ahead.cancelled = True
+                ahead.cancel()
                 wait([future])  # at most one env step; its result or RolloutCancelled is dropped
             raise
         self.update_s = time.perf_counter() - t0

@@ -1,10 +1,8 @@
-"""The learner's update: GAE over interleaved seats, and clipped PPO epochs over a rollout.
+"""The learner's update: clipped PPO epochs over a rollout.
 
-:func:`interleaved_gae` computes a rollout's advantages where its decisions
-were played (the collector: GAE follows each (game, seat)'s interleaved
-decisions, which live in one env); :func:`ppo_update` is CleanRL's clipped
-PPO with invalid-action masking, over a :class:`~train.ppo.rollout.Rollout`'s
-rows. bf16 autocast is shared with the collector's inference
+:func:`ppo_update` is CleanRL's clipped PPO with invalid-action masking, over a
+:class:`~train.ppo.rollout.Rollout`'s rows, whose advantages the rollout's side
+computed (:func:`train.ppo.rollout.interleaved_gae`). bf16 autocast is shared with the collector's inference
 (:func:`autocast`, :func:`net_input`), so both feed the network alike.
 """
 
@@ -24,41 +22,6 @@ from agents.ppo_agent import PolicyNet, masked_logits
 from agents.sparse_linear import SparseRows
 from train.ppo.config import Args
 from train.ppo.rollout import Rollout
-
-
-def interleaved_gae(
-    rewards: np.ndarray,
-    values: np.ndarray,
-    dones: np.ndarray,
-    game: np.ndarray,
-    seat: np.ndarray,
-    step_start: np.ndarray,
-    bootstrap: np.ndarray,
-    gamma: float,
-    gae_lambda: float,
-) -> np.ndarray:
-    """GAE advantages of decisions from many interleaved (game, seat) sequences.
-
-    Decision ``i`` was made by ``seat[i]`` in game ``game[i]``; the decisions
-    of env step ``t`` are ``step_start[t]:step_start[t + 1]`` (at most one
-    per game). ``rewards[i]`` is what that seat scored until its next
-    decision, ``dones[i]`` whether its episode ended before then, and
-    ``bootstrap[g, p]`` the value after the last decision of (g, p). Each
-    sequence gets the usual recursion ``A_i = delta_i + gamma lambda A_next``,
-    vectorized over games by walking the steps backwards.
-    """
-    adv = np.zeros(len(rewards), dtype=np.float32)
-    next_value, next_adv = bootstrap.astype(np.float32).copy(), np.zeros_like(bootstrap, dtype=np.float32)
-    for t in reversed(range(len(step_start) - 1)):
-        s, e = step_start[t], step_start[t + 1]
-        if s == e:
-            continue
-        g, p = game[s:e], seat[s:e]
-        live = 1.0 - dones[s:e]
-        delta = rewards[s:e] + gamma * next_value[g, p] * live - values[s:e]
-        adv[s:e] = delta + gamma * gae_lambda * live * next_adv[g, p]
-        next_value[g, p], next_adv[g, p] = values[s:e], adv[s:e]
-    return adv
 
 
 @functools.cache

@@ -305,6 +305,18 @@ class RolloutWorkers:
         return spec
 
     # ---- the collector's interface ---------------------------------------------------------
+    overlaps = False  # the workers already play beside the learner's process; a rollout is collected whole
+
+    def start_rollout(self) -> None:
+        """Nothing to take ahead: :meth:`run_rollout` sends the weights as they are when it starts."""
+
+    def run_rollout(self) -> Rollout:
+        """The workers' rollout (:meth:`collect_rollout`)."""
+        return self.collect_rollout()
+
+    def cancel(self) -> None:
+        """Nothing runs between calls: a rollout is collected whole, inside :meth:`run_rollout`."""
+
     def collect_rollout(self) -> Rollout:
         """Every worker's rollout with the current weights and pool, concatenated in worker order."""
         t0 = time.perf_counter()
