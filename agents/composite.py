@@ -72,8 +72,10 @@ def is_composite(spec: str) -> bool:
     return "=" in head.split(":")[0] and head.split("=")[0].strip() in ROLES
 
 
-def make_composite(spec: str, game: Game, seed: int | None, make: Callable[..., Any]) -> CompositeAgent:
+def make_composite(spec: str, game: Game | None, seed: int | None, make: Callable[..., Any]) -> CompositeAgent:
     """Build the composite agent of ``spec`` with ``make(spec, game, seed)`` for its parts."""
+    if game is None:
+        raise ValueError(f"the composite agent {spec!r} needs a game")
     parts = parse_composite(spec)
     bid = make(parts["bid"], game, seed=seed)
     play = make(parts["play"], game, seed=None if seed is None else seed + 1)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bobshat_env.games import DESCRIPTIONS, load
 
 from .base import Agent, RandomAgent
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 _FACTORIES: dict[str, Callable[..., Agent]] = {}
 _HELP: dict[str, tuple[str, str]] = {}  # name -> (spec as typed, what it is)
@@ -95,7 +98,7 @@ _UNEXPECTED = re.compile(r"unexpected keyword argument '(\w+)'")
 _QUALNAME = re.compile(r"^[\w.<>]+[(][)] ")  # "SimpleAgent.__init__() " at the start of a TypeError
 
 
-def make_agent(spec: str, game: Any = None, seed: int | None = None) -> Agent:
+def make_agent(spec: str, game: Game | None = None, seed: int | None = None) -> Agent:
     """Build an agent from a spec for a game; unknown names list the known ones."""
     from .composite import is_composite, make_composite
 
@@ -273,7 +276,7 @@ def check_request_spec(spec: str) -> None:
 register("random", RandomAgent, help="uniformly random legal actions")
 
 
-def _ppo(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+def _ppo(game: Game | None = None, seed: int | None = None, **options: Any) -> Agent:
     """``ppo:PATH``: a trained policy; torch is imported only when one is made."""
     from .ppo_agent import make_ppo_agent
 
@@ -288,8 +291,8 @@ register(
 def _game_agent(name: str) -> Callable[..., Agent]:
     """A factory for agent ``name`` that builds the class the game's description names (imported on first use)."""
 
-    def factory(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
-        entry = game.agent_class(name) if hasattr(game, "agent_class") else None
+    def factory(game: Game | None = None, seed: int | None = None, **options: Any) -> Agent:
+        entry = game.agent_class(name) if game is not None else None
         if entry is None:
             having = [d.name for d in DESCRIPTIONS if name in dict(d.agents)]
             raise ValueError(f"agent {name!r} needs a game ({', '.join(having)}), got {getattr(game, 'name', None)!r}")
@@ -313,7 +316,7 @@ for _name in dict.fromkeys(n for d in DESCRIPTIONS for n, _ in d.agents):
     register(_name, _game_agent(_name), spec=_spec, help=_help)
 
 
-def _search(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+def _search(game: Game | None = None, seed: int | None = None, **options: Any) -> Agent:
     """``search:policy=PATH,...``: determinized playouts with a trained policy (torch imported on use)."""
     from .search import make_search_agent
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agents.registry import make_agent, split_specs
 from bobshat_env.games import make_game
 from bobshat_env.seating import SeatDispatch
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 def _summary(ms: np.ndarray) -> dict[str, float]:
@@ -43,7 +46,7 @@ def _summary(ms: np.ndarray) -> dict[str, float]:
     }
 
 
-def time_bot(game: Any, spec: str, field: str, games: int, seed: int = 0, warmup: int = 1) -> dict:
+def time_bot(game: Game, spec: str, field: str, games: int, seed: int = 0, warmup: int = 1) -> dict:
     """Play ``games`` games at B = 1 (``spec`` in seats 0 and 2, ``field`` elsewhere) and time ``spec``'s calls.
 
     The first ``warmup`` games are played untimed (kernels load, torch warms up)."""

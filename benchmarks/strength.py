@@ -21,13 +21,16 @@ import argparse
 import json
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agents.registry import make_agent
 from bobshat_env.games import make_game
 from train.evaluate.duplicate import play_duplicate
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 class Timed:
@@ -55,7 +58,7 @@ class Timed:
         return 1000 * self.seconds / max(self.decisions, 1)
 
 
-def duel(game: Any, spec_a: str, spec_b: str, deals: int, seed: int = 0, batch_size: int = 256) -> dict:
+def duel(game: Game, spec_a: str, spec_b: str, deals: int, seed: int = 0, batch_size: int = 256) -> dict:
     """Bot A against a field of bot B over duplicate games; see the module docstring."""
     P = game.players
     hands = game.config.hands

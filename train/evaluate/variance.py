@@ -46,11 +46,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bobshat_env.core import rng
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 VR_STREAM = 0x5EED_A1FA  # the fresh deals' key stream: a counter no engine stream uses
 DEFAULT_FRESH = 8  # fresh deals per chance event
@@ -154,7 +157,7 @@ class PolicyValue:
     is what the kit already has.
     """
 
-    def __init__(self, game: Any, path: str | Path, device: str = "cpu") -> None:
+    def __init__(self, game: Game, path: str | Path, device: str = "cpu") -> None:
         from agents.ppo_agent import load_policy  # torch, only when reduction is on
 
         self.game = game
@@ -188,7 +191,7 @@ class PolicyValue:
         return out.astype(np.float64) / REWARD_SCALE
 
 
-def shipped_value_path(game: Any) -> str | None:
+def shipped_value_path(game: Game) -> str | None:
     """The table's shipped checkpoint (checkpoints/<game>_<P>p.pt) if there is one."""
     from agents.shipped import table_checkpoint
 
@@ -225,7 +228,7 @@ def values_of(value: Any, state: Any, seat: np.ndarray) -> np.ndarray:
     return value.seat_values(state)[np.arange(seat.shape[0]), seat]
 
 
-def successor_values(game: Any, value: Any, state: Any, mask: np.ndarray, every_seat: bool = False) -> np.ndarray:
+def successor_values(game: Game, value: Any, state: Any, mask: np.ndarray, every_seat: bool = False) -> np.ndarray:
     """(n, A, P) value of every legal action of each row of ``state`` (0 where illegal), per seat.
 
     Each legal action is applied to a copy of its row (``auto_deal`` off);
@@ -261,7 +264,7 @@ def successor_values(game: Any, value: Any, state: Any, mask: np.ndarray, every_
     return q
 
 
-def fresh_deal_values(game: Any, value: Any, state: Any, k: int) -> np.ndarray:
+def fresh_deal_values(game: Game, value: Any, state: Any, k: int) -> np.ndarray:
     """(n, K, P) values of each row of ``state`` (at the start of a hand) re-dealt with K fresh deals.
 
     The fresh keys hash the game's key, hand and attempt with ``VR_STREAM``
@@ -298,7 +301,7 @@ class ControlVariates:
 
     def __init__(
         self,
-        game: Any,
+        game: Game,
         state: Any,
         agents: list[Any],
         seating: np.ndarray,
@@ -398,7 +401,7 @@ def deal_agent_means(totals: np.ndarray, seatings: np.ndarray, n_deals: int, n_a
 
 
 def proxy_values(
-    game: Any,
+    game: Game,
     agents: list[Any],
     seatings: np.ndarray,
     deals: np.ndarray,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from copy import deepcopy
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
@@ -47,6 +47,9 @@ from train.ppo.config import Args
 from train.ppo.rollout import Rollout, interleaved_gae
 from train.ppo.selfplay import SELF, OpponentPool
 from train.ppo.update import autocast, from_half, inference_copy, net_input
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 def margin_rewards(rewards: np.ndarray, opponent_weight: float) -> np.ndarray:
@@ -65,7 +68,7 @@ def margin_rewards(rewards: np.ndarray, opponent_weight: float) -> np.ndarray:
     return rewards - opponent_weight * others
 
 
-def rollout_length(game: Any) -> int:
+def rollout_length(game: Game) -> int:
     """Env steps of one whole game, measured by playing one at random.
 
     Both games have a fixed number of decisions per game (Bob's Hat with 4

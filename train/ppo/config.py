@@ -14,7 +14,7 @@ import copy
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -24,6 +24,9 @@ from agents.features import TrickFeatures
 from agents.ppo_agent import DEVICES, PolicyNet
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 def _arg(default: Any, help: str) -> Any:
@@ -309,7 +312,7 @@ def check_args(args: Args, pool: bool = True) -> None:
             raise ValueError(f"{f.name} must be {want}, got {value:,}")
 
 
-def _check_agent_names(name: str, specs: Any, game: Any = None) -> None:
+def _check_agent_names(name: str, specs: Any, game: Game | None = None) -> None:
     """Each of ``specs`` is a registered agent's name that builds alone: the opponent pool and the evaluation
     make their bots by name (``strong``), so a spec with options or a file (``ppo:PATH``, ``bid=...``), a
     name that needs one (``ppo``), or a typo would be left out with at most a warning; refused here instead,
@@ -370,7 +373,7 @@ def default_run_name(args: Args) -> str:
     return args.run_name or f"{args.game}_{args.players}p_{args.exp_name}_s{args.seed}"
 
 
-def make_net(args: Args, game: Any) -> PolicyNet:
+def make_net(args: Args, game: Game) -> PolicyNet:
     """The policy network ``args`` describe (hidden sizes, suit symmetry, trick features), freshly initialized."""
     symmetry = trump_canonical(game.name, game.config) if args.trump_symmetry else None
     features = TrickFeatures.for_game(game.name, game.config) if args.trick_features else None

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -36,6 +36,9 @@ from train.ppo.rundir import check_same_run
 from train.ppo.selfplay import OpponentPool
 from train.ppo.update import ppo_update
 
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
+
 
 @dataclass
 class Counters:
@@ -48,7 +51,7 @@ class Counters:
     elapsed_s: float = 0.0  # wall time of the earlier sessions of a resumed run
 
 
-def initial_weights(args: Args, game: Any) -> dict[str, torch.Tensor] | None:
+def initial_weights(args: Args, game: Game) -> dict[str, torch.Tensor] | None:
     """The weights ``args.init_from`` names (None without one), checked against the network ``args`` describe.
 
     Called before the run folder is made: a missing or corrupt file, another game's policy or another
@@ -68,7 +71,7 @@ def initial_weights(args: Args, game: Any) -> dict[str, torch.Tensor] | None:
 
 def set_up(
     args: Args,
-    game: Any,
+    game: Game,
     ckpt_path: Path,
     opponents: Callable[[Any], OpponentPool] | None = None,
     init: dict[str, torch.Tensor] | None = None,
@@ -114,7 +117,7 @@ def set_up(
 
 
 def make_collector(
-    args: Args, game: Any, net: PolicyNet, pool: OpponentPool, gen: np.random.Generator, seed: int
+    args: Args, game: Game, net: PolicyNet, pool: OpponentPool, gen: np.random.Generator, seed: int
 ) -> Collector:
     """The collector ``args`` ask for: ``rollout_workers`` Ray actors (Ray is imported only then), else one
     :class:`RolloutCollector` on ``num_envs`` games in this process; its first games dealt from ``seed``."""

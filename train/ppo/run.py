@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -55,11 +55,14 @@ from train.runtime.pool import signals_held, sigterm_as_exit
 from train.runtime.progress import ProgressBar
 from train.runtime.threads import set_torch_threads
 
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
+
 
 def evaluate_and_log(
     writer: Board,
     args: Args,
-    game: Any,
+    game: Game,
     net: PolicyNet,
     pool: OpponentPool,
     batch: Rollout,
@@ -115,7 +118,7 @@ def evaluate_and_log(
 def checkpoint(
     path: Path,
     args: Args,
-    game: Any,
+    game: Game,
     net: PolicyNet,
     optimizer: torch.optim.Optimizer,
     pool: OpponentPool,
@@ -181,7 +184,7 @@ class TrainingRun:
     def __init__(
         self,
         args: Args,
-        game: Any,
+        game: Game,
         init: dict[str, torch.Tensor] | None,
         t_start: float,
         opponents: Callable[[Any], OpponentPool] | None,
@@ -219,9 +222,12 @@ class TrainingRun:
         self.dec_left = args.total_decisions - self.step_at_start
         lr_begin = args.learning_rate * (self.dec_left / args.total_decisions if args.total_decisions else 0.0)
         self.learner = Learner(args, net, optimizer, collector, lr_begin=lr_begin)
-        self.per_step = isinstance(collector, RolloutCollector)  # in-process: progress and timing at every step
-        if self.per_step:
+        # in-process: progress and timing at every step
+        self.per_step = isinstance(collector, RolloutCollector)
+        first = f"{args.num_envs:,} games"
+        if isinstance(collector, RolloutCollector):
             collector.on_step = self.clock.step_hook(progress, args.num_envs)
+            first = f"{args.num_envs * collector.T:,} decisions"
         # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice);
         # a failed write (a full disk) is one line naming the run folder (train.runtime.board),
         # closed in run()'s finally
@@ -235,8 +241,7 @@ class TrainingRun:
                 self.writer.close(False)
                 raise
         if counters.global_step < args.total_decisions:
-            what = f"{args.num_envs * collector.T:,} decisions" if self.per_step else f"{args.num_envs:,} games"
-            progress.status(f"collecting the first rollout ({what})")
+            progress.status(f"collecting the first rollout ({first})")
 
     def run(self) -> dict[str, Any]:
         """Iterate until a budget ends; returns the summary :func:`train` returns."""

@@ -11,11 +11,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.checkpoint import RUN_FILES, CheckpointError
 from bobshat_env.paths import check_distinct, check_writable, checkpoint_files
 from train.ppo.config import STRUCTURAL, Args, default_run_name
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 
 def check_run_dir(run_dir: Path, create: bool = True) -> None:
@@ -102,7 +105,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def check_same_run(path: Path, meta: dict[str, Any], args: Args, game: Any) -> None:
+def check_same_run(path: Path, meta: dict[str, Any], args: Args, game: Game) -> None:
     """Refuse (CheckpointError naming the field) to resume ``args``' run from a checkpoint of another run.
 
     What a run is (:data:`STRUCTURAL`: the game, its options, the network, the seed) must

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import available, make_agent
+from agents import Agent, available, make_agent
 from agents.checkpoint import pool_prefix
 from agents.ppo_agent import PolicyNet, PPOAgent, policy_from_tensors
 from bobshat_env.games import Game
@@ -198,7 +198,7 @@ class OpponentPool:
                 net = policy_from_tensors(tensors, net_meta, prefix=pool_prefix(i))
                 net.eval().requires_grad_(False)
                 sample = self.snapshot_sample and d["kind"] == "snapshot"
-                agent = PPOAgent(net, sample=sample, seed=self._seed(1000 + i), name=d["name"])
+                agent: Agent = PPOAgent(net, sample=sample, seed=self._seed(1000 + i), name=d["name"])
             elif d["name"] in kept:
                 net, agent = None, kept[d["name"]]
             else:

@@ -209,7 +209,10 @@ def ppo_update(
     b_rows = torch.from_numpy(np.stack([batch.logprobs, batch.advantages, batch.returns, batch.values])).to(dev)
 
     def x_of(rows_s: torch.Tensor) -> torch.Tensor | SparseRows:
-        return rows.take(rows_s) if rows is not None else from_half(half_rows(b_obs, rows_s), in_dtype)
+        if rows is not None:
+            return rows.take(rows_s)
+        assert b_obs is not None  # made above whenever rows is None
+        return from_half(half_rows(b_obs, rows_s), in_dtype)
 
     if lagged and n:
         logp_prox, val_prox = _proximal(net, x_of, b_legal, b_act, n, args)

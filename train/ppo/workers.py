@@ -57,7 +57,7 @@ import os
 import sys
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -72,6 +72,9 @@ from train.ppo.rollout import Rollout
 from train.ppo.selfplay import POLICY_KINDS, SELF, Member, OpponentPool
 from train.runtime.distributed import DistributedError, first_line, ray_session
 from train.runtime.threads import set_torch_threads
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 MAX_RESTARTS = 3  # worker deaths in one iteration before the learner gives up
 START_TIMEOUT_S = 300.0  # a worker not ready by then: the cluster cannot place it
@@ -216,7 +219,7 @@ class RolloutWorkers:
     """
 
     def __init__(
-        self, args: Args, game: Any, net: PolicyNet, pool: OpponentPool, gen: np.random.Generator, seed: int
+        self, args: Args, game: Game, net: PolicyNet, pool: OpponentPool, gen: np.random.Generator, seed: int
     ) -> None:
         self.args, self.game, self.net, self.pool, self.gen, self.seed = args, game, net, pool, gen, seed
         N, B = args.rollout_workers, args.num_envs
@@ -415,7 +418,7 @@ def _nbytes(b: Rollout) -> int:
 
 def _concat(parts: list[Rollout], seconds: float) -> Rollout:
     """One Rollout of the workers' rollouts in worker order (GAE is per game, so rows simply stack)."""
-    cat = {
+    cat: dict[str, Any] = {
         k: np.concatenate([getattr(b, k) for b in parts])
         for k, v in vars(parts[0]).items()
         if isinstance(v, np.ndarray)

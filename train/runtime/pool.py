@@ -98,7 +98,7 @@ def map_chunks(
     todo = list(chunks)
     if not todo:
         return
-    ctx = get_context(mp_context)
+    ctx: Any = get_context(mp_context)  # a start method's context (its Process class is not in the stubs)
     live: list[_Worker] = []
     with sigterm_as_exit():
         try:
@@ -178,6 +178,7 @@ def _drive(live: list[_Worker], todo: list[Any], on_result: Callable[[Any, Any],
         for wk in list(busy):
             if wk.conn not in ready and wk.proc.sentinel not in ready:
                 continue
+            payload: Any  # the chunk's result, ("error", (exception, traceback)) or ("died", None)
             try:
                 kind, payload = wk.conn.recv() if wk.conn.poll() else ("died", None)
             except (EOFError, OSError):
@@ -368,7 +369,9 @@ def _resend_after(lock: Any, signum: int) -> None:
     """Wait for ``lock`` (numba's compiler lock) to be free, then send ``signum`` to the main thread again."""
     with lock:
         pass
-    signal.pthread_kill(threading.main_thread().ident, signum)
+    main = threading.main_thread().ident
+    assert main is not None  # the main thread has started: this runs in another
+    signal.pthread_kill(main, signum)
 
 
 def caused_by_interrupt(err: BaseException) -> bool:
