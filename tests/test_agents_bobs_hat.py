@@ -232,3 +232,9 @@ def test_pimc_values_cover_every_legal_action_in_a_batch_of_unequal_choices():
     assert len(set(mask.sum(axis=1).tolist())) > 1
     values = PIMCAgent(game, seed=0, worlds=4).action_values(game.observe(state), mask, state.cur.astype(np.int64))
     assert np.isfinite(values[mask]).all() and np.isnan(values[~mask]).all()
+
+
+def test_a_composite_spec_without_a_game_is_refused_by_name():
+    """It failed with "'NoneType' object has no attribute 'module'" before mypy pointed at it."""
+    with pytest.raises(ValueError, match="^the composite agent 'bid=random\\+play=random' needs a game$"):
+        make_agent("bid=random+play=random", None)
