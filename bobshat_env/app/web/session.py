@@ -37,7 +37,7 @@ from ...config import ConfigError
 from ...core import rng
 from ...core.tricks import IllegalActionError
 from ...games import DESCRIPTIONS, Game, describe, make_game
-from ...paths import check_writable
+from ...paths import check_writable, sidecar
 from ...records import Recorder, write_jsonl
 from ...records.io import check_records_output
 from ...seating import SeatDispatch
@@ -490,7 +490,7 @@ class AgentCatalog:
 
             for pt in sorted(folder.glob("*.pt")):
                 try:
-                    meta = json.loads(pt.with_name(pt.name + ".json").read_text())
+                    meta = json.loads(Path(sidecar(pt)).read_text())
                     self.shipped[f"ppo:{pt.stem}"] = (f"ppo:{pt}", str(meta["game"]), int(meta["players"]))
                 except (OSError, ValueError, KeyError, TypeError):
                     continue  # no readable sidecar: not offered

@@ -1,0 +1,369 @@
+"""The kit of the policy commands (``bobshat imitate``, ``expert``, ``exploit``, ``average``): what each needs, once.
+
+- **Options.** A command's settings are one dataclass (:class:`Options`), each
+  field an :func:`option` with its default, help, range and choices. The
+  dataclass is the flags (:func:`add_flags`: ``--field-name``, the default
+  and help from the field), the preset's keys (:func:`read_preset` with the
+  alias-safe loader :func:`safe_yaml`, :func:`options_from`: unknown keys
+  refused, naming them) and the checks: made from flags, a preset or code, the
+  options check every field's type, range and choices in ``__post_init__``,
+  one line naming the flag (``--games must be in [1, 10000], got 0``).
+- **Outputs.** A checkpoint and its sidecar (:func:`bobshat_env.paths.sidecar`)
+  are checked together (:func:`check_checkpoint_out`: each a regular file or
+  not there yet, its folder writable); the other checks (an output is no
+  input, a folder can be made) are :mod:`bobshat_env.paths`'s.
+- **The report.** :func:`write_report`: the text report to stdout (stderr
+  when the JSON takes stdout), the JSON to a file (atomically) or stdout.
+- **Inference.** :func:`policy_outputs`: the masked logits, their softmax and
+  the value of a policy network for NumPy observations and masks, in chunks,
+  without gradients.
+- **Agreement.** :func:`agreement`: how often a network's greedy move is the
+  label (a record's move, an expert's), overall, bids, card plays and the
+  decisions with a choice.
+
+Why here: the kit is on the train floor (it uses the policy network of
+``agents/`` and the writers of ``bobshat_env/paths``), below the commands
+that share it and beside the evaluation code that runs the network too
+(:mod:`train.variance`). At module level it imports only the standard
+library, NumPy and :mod:`bobshat_env.paths`, so that the command line builds
+the flags from the options classes (:mod:`train.options`) without loading
+torch (``bobshat --help`` stays quick); torch and YAML are imported when used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple, Protocol
+
+import numpy as np
+
+from bobshat_env.paths import check_writable, replace_bytes, sidecar
+
+INFERENCE_CHUNK = 65_536  # observations per forward pass: bounds the activations' memory, not the result
+
+
+# --------------------------------------------------------------------------
+# Options: one dataclass is the flags, the preset keys and the checks
+def option(
+    default: Any = dataclasses.MISSING,
+    help: str = "",
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    open_lo: bool = False,
+    open_hi: bool = False,
+    choices: Sequence[str] | None = None,
+    flag: bool = True,
+    repr: bool = True,
+    **argparse_extra: Any,
+) -> Any:
+    """A field of an :class:`Options` dataclass: its default (none: required), the help of its flag, its
+    range ``[lo, hi]`` (``open_lo``/``open_hi``: that end excluded; for a sequence, each item's), its
+    choices, whether it is a flag at all (and shown by the dataclass's ``repr``), and what else argparse
+    should know of the flag (``nargs``, ``metavar``, ``required``)."""
+    meta = {"help": help, "range": (lo, hi, open_lo, open_hi), "choices": choices, "flag": flag}
+    meta["argparse"] = argparse_extra
+    if isinstance(default, (list, dict)):
+        factory = functools.partial(type(default), default)
+        return dataclasses.field(default_factory=factory, repr=repr, metadata=meta)
+    return dataclasses.field(default=default, repr=repr, metadata=meta)
+
+
+def flag_name(name: str) -> str:
+    """The flag of a field: ``init_from`` -> ``--init-from``."""
+    return "--" + name.replace("_", "-")
+
+
+_KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false", "dict": "a mapping"}
+
+
+def _kind(f: dataclasses.Field) -> tuple[str, str | None, bool]:
+    """(the field's kind: int, float, str, bool, dict or a sequence; its items' kind, None unless a sequence;
+    whether None is allowed), read from its annotation (``tuple[int, ...] | None``)."""
+    text = str(f.type).replace(" ", "")
+    optional = text.endswith("|None")
+    base = text.removesuffix("|None")
+    m = re.fullmatch(r"(?:list|tuple)\[(\w+)(?:,\.\.\.)?\]", base)
+    return ("sequence", m[1], optional) if m else (base, None, optional)
+
+
+def _check_value(flag: str, kind: str, value: Any, bounds: tuple, choices: Sequence[str] | None) -> str | None:
+    """Why ``value`` is not a valid ``kind`` in ``bounds`` and ``choices`` (a message naming ``flag``), or None."""
+    number = kind in ("int", "float") and not isinstance(value, bool)
+    if kind == "int":
+        number = number and isinstance(value, int)
+    elif kind == "float":
+        number = number and isinstance(value, (int, float))
+    elif not isinstance(value, {"str": str, "bool": bool, "dict": dict}[kind]):
+        return f"{flag} must be {_KINDS[kind]}, got {value!r}"
+    if kind in ("int", "float"):
+        if not number:
+            return f"{flag} must be {_KINDS[kind]}, got {value!r}"
+        lo, hi, open_lo, open_hi = bounds
+        low = lo is not None and (value < lo or (open_lo and value == lo))
+        high = hi is not None and (value > hi or (open_hi and value == hi))
+        if not math.isfinite(value) or low or high:
+            left, right = "(" if open_lo else "[", ")" if open_hi else "]"
+            return f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}"
+    if choices is not None and value not in choices:
+        return f"{flag} must be one of {', '.join(choices)}, got {value!r}"
+    return None
+
+
+class Options:
+    """Base of a command's options (a dataclass of :func:`option` fields): each field's type, range and
+    choices are checked when the options are made, from flags, a preset or code alike. ``error``: the
+    command's error class, raised with one line naming the flag."""
+
+    error: ClassVar[type[ValueError]] = ValueError
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            kind, item, optional = _kind(f)
+            value = getattr(self, f.name)
+            if value is None and optional:
+                continue
+            flag, bounds, choices = flag_name(f.name), f.metadata["range"], f.metadata["choices"]
+            if kind == "sequence":
+                if not isinstance(value, (list, tuple)):
+                    raise self.error(f"{flag} must be a list, got {value!r}")
+                why = next((w for v in value if (w := _check_value(flag, str(item), v, bounds, choices))), None)
+            else:
+                why = _check_value(flag, kind, value, bounds, choices)
+            if why is not None:
+                raise self.error(why)
+
+
+_INT = re.compile(r"[+-]?[0-9][0-9_]*")  # ASCII digits only: int() also reads '١٤'
+
+
+def _integer(text: str) -> int:
+    if not _INT.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(text.strip())
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _integers(text: str) -> list[int]:
+    values = [_integer(part) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
+    return values
+
+
+_integer.__name__, _number.__name__, _integers.__name__ = "integer", "number", "list"  # argparse's messages
+_PARSE: dict[str, Callable[[str], Any]] = {"int": _integer, "float": _number}
+
+
+def add_flags(parser: argparse.ArgumentParser, cls: type[Options], preset: bool = False) -> None:
+    """One flag per :func:`option` field of ``cls`` with ``flag`` set: ``--field-name``, its help with the
+    default, its value parsed (ranges and choices are the options' own checks, made from the flags).
+
+    ``preset``: the command reads a preset (``--config``): every flag's default is then None, so that
+    only the flags given are laid over the preset (:func:`options_from`); the help names the options'
+    default all the same."""
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if not f.metadata.get("flag", True):
+            continue
+        kind, item, _ = _kind(f)
+        extra = dict(f.metadata["argparse"])
+        extra.setdefault("type", _integers if kind == "sequence" and item == "int" else _PARSE.get(kind))
+        default = None if f.default is dataclasses.MISSING else f.default
+        shown = "" if default in (None, "") else f" ({default:g})" if isinstance(default, float) else f" ({default})"
+        parser.add_argument(
+            flag_name(f.name),
+            dest=f.name,
+            default=None if preset else default,
+            help=f.metadata["help"] + shown,
+            **extra,
+        )
+
+
+def options_from(cls: type[Options], preset: dict[str, Any], flags: dict[str, Any]) -> Options:
+    """The options of a preset (a mapping of field names, already read) with the flags given (not None) laid
+    over it; a preset key that is no flag of ``cls`` is refused, naming it (``--config: unknown key(s) x``)."""
+    names = {f.name for f in dataclasses.fields(cls) if f.metadata.get("flag", True)}  # type: ignore[arg-type]
+    unknown = sorted(set(preset) - names)
+    if unknown:
+        raise cls.error(f"--config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    values = {**preset, **{k: v for k, v in flags.items() if v is not None and k in names}}
+    return cls(**values)
+
+
+@functools.cache
+def _no_alias_loader() -> type:
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        """YAML's safe loader, refusing aliases (``*name``): a preset has no use for them, and a few nested
+        ones (a "billion laughs") make a 1 KB file expand to billions of entries when it is copied."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config", mark)
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
+
+
+def safe_yaml(text: str) -> Any:
+    """``yaml.safe_load`` without aliases; a ``yaml.YAMLError`` for bad text. Every preset is read with it."""
+    import yaml
+
+    return yaml.load(text, Loader=_no_alias_loader())  # a SafeLoader subclass
+
+
+def read_preset(path: str | None, error: type[ValueError] = ValueError) -> dict[str, Any]:
+    """The mapping of a YAML preset (``--config``; ``{}`` for None), read with :func:`safe_yaml`; one line
+    naming ``--config`` for a file that cannot be read, is not YAML (or not UTF-8) or holds no mapping."""
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        preset = safe_yaml(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as err:
+        raise error(f"--config: cannot read {path}: {err.strerror or err}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise error(f"--config: {path} is not valid YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(preset, dict):
+        raise error(f"--config: {path} must hold a mapping of options")
+    return preset
+
+
+# --------------------------------------------------------------------------
+# Outputs and the report
+def check_checkpoint_out(out: str | Path, flag: str = "--out") -> None:
+    """Refuse (one line naming ``flag``) a checkpoint path that cannot be written: it and its sidecar must be
+    regular files or not exist yet (a FIFO would block the write, and ``ppo:PATH`` reads it back), in a
+    folder that takes new files. That it is no input is :func:`bobshat_env.paths.check_distinct`'s."""
+    path = Path(out)
+    for p in (path, Path(sidecar(path))) if path.name else (path,):  # a nameless path: check_writable refuses it
+        check_writable(p, flag, regular=True)
+
+
+def write_report(report: dict[str, Any], path: str | Path | None, text: str | None = None) -> None:
+    """The report: ``text`` (if any) to stdout, or to stderr when the JSON takes stdout; then the JSON
+    (``indent=1``) to ``path`` in one atomic step, to stdout for ``-``, nowhere for None."""
+    if text is not None:
+        print(text, file=sys.stderr if path == "-" else sys.stdout)
+    if path is None:
+        return
+    data = json.dumps(report, indent=1) + "\n"
+    if path == "-":
+        sys.stdout.write(data)
+    else:
+        replace_bytes(path, data.encode("utf-8"))
+
+
+# --------------------------------------------------------------------------
+# The policy network on NumPy arrays
+class PolicyOutput(NamedTuple):
+    """A policy network's answer for a batch: masked logits (B, A) and their softmax, and the value (B,)."""
+
+    logits: np.ndarray | None  # float32; None without a mask
+    probs: np.ndarray | None  # float32; None without a mask
+    value: np.ndarray  # float32
+
+
+def policy_outputs(
+    net: Any, obs: np.ndarray, mask: np.ndarray | None = None, chunk: int = INFERENCE_CHUNK
+) -> PolicyOutput:
+    """``net`` (a :class:`agents.ppo_agent.PolicyNet`, on any device) on observations (B, D), ``chunk``
+    rows at a time, without gradients: the logits masked by ``mask`` (B, A) as the agents play them
+    (:func:`agents.ppo_agent.masked_logits`), their softmax, and the value; without a mask, the value alone."""
+    import torch
+
+    from agents.ppo_agent import masked_logits
+
+    n = obs.shape[0]
+    value = np.empty(n, dtype=np.float32)
+    logits = probs = None
+    if mask is not None:
+        logits, probs = (np.empty(mask.shape, dtype=np.float32) for _ in range(2))
+    with torch.inference_mode():
+        for s in range(0, n, chunk):
+            rows = slice(s, s + chunk)
+            out, v = net(torch.from_numpy(np.ascontiguousarray(obs[rows], dtype=np.float32)))
+            value[rows] = v.float().cpu().numpy()
+            if mask is not None:
+                m = masked_logits(out, torch.from_numpy(np.ascontiguousarray(mask[rows], dtype=bool)).to(out.device))
+                logits[rows] = m.float().cpu().numpy()  # type: ignore[index]
+                probs[rows] = torch.softmax(m, dim=-1).float().cpu().numpy()  # type: ignore[index]
+    return PolicyOutput(logits, probs, value)
+
+
+class Decisions(Protocol):
+    """Labelled decisions (:class:`train.imitate.DecisionSet`, :class:`train.expert.Labels`)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def label(self) -> np.ndarray: ...
+    @property
+    def is_card(self) -> np.ndarray: ...
+    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, ...]: ...
+
+
+def agreement(net: Any, data: Decisions, chunk: int = 4096) -> dict[str, Any]:
+    """How often the network's greedy move (its most probable legal action) is the label: overall, bids (and
+    hat choices), card plays, and among the decisions with more than one legal action; with the counts.
+
+    ``data``'s rows are decoded ``chunk`` at a time (``data.batch(idx)`` gives the observations and masks
+    first), so a compact set is never decoded whole."""
+    hit = np.zeros(data.n, dtype=bool)
+    choice = np.zeros(data.n, dtype=bool)
+    label = data.label
+    for start in range(0, data.n, chunk):
+        idx = np.arange(start, min(data.n, start + chunk))
+        obs, mask = data.batch(idx)[:2]
+        hit[idx] = policy_outputs(net, obs, mask, chunk).logits.argmax(axis=1) == label[idx]  # type: ignore[union-attr]
+        choice[idx] = mask.sum(axis=1) > 1
+    card = data.is_card
+
+    def share(rows: np.ndarray) -> dict[str, Any]:
+        n = int(rows.sum())
+        return {"decisions": n, "agreement": float(hit[rows].mean()) if n else None}
+
+    everything = np.ones(data.n, dtype=bool)
+    return {
+        "games": data.games,
+        **share(everything),
+        "bids": share(~card),
+        "cards": share(card),
+        "with_choice": share(choice),
+    }
+
+
+__all__ = [
+    "Decisions",
+    "Options",
+    "PolicyOutput",
+    "add_flags",
+    "agreement",
+    "check_checkpoint_out",
+    "flag_name",
+    "option",
+    "options_from",
+    "policy_outputs",
+    "read_preset",
+    "safe_yaml",
+    "write_report",
+]
