@@ -41,7 +41,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -58,22 +58,20 @@ def option(
     *,
     lo: float | None = None,
     hi: float | None = None,
-    open_lo: bool = False,
-    open_hi: bool = False,
+    ends: str = "[]",
     choices: Sequence[str] | None = None,
     flag: bool = True,
     repr: bool = True,
     **argparse_extra: Any,
 ) -> Any:
     """A field of an :class:`Options` dataclass: its default (none: required), the help of its flag, its
-    range ``[lo, hi]`` (``open_lo``/``open_hi``: that end excluded; for a sequence, each item's), its
-    choices, whether it is a flag at all (and shown by the dataclass's ``repr``), and what else argparse
-    should know of the flag (``nargs``, ``metavar``, ``required``)."""
-    meta = {"help": help, "range": (lo, hi, open_lo, open_hi), "choices": choices, "flag": flag}
+    range from ``lo`` to ``hi``, both or neither (``ends``: ``"[)"`` leaves out ``hi``; a sequence's items each), its
+    choices, whether it is a flag at all, whether ``repr`` shows it, and what else argparse should know
+    of the flag (``nargs``, ``metavar``, ``required``)."""
+    meta = {"help": help, "lo": lo, "hi": hi, "ends": ends, "choices": choices, "flag": flag}
     meta["argparse"] = argparse_extra
     if isinstance(default, (list, dict)):
-        factory = functools.partial(type(default), default)
-        return dataclasses.field(default_factory=factory, repr=repr, metadata=meta)
+        return dataclasses.field(default_factory=functools.partial(type(default), default), repr=repr, metadata=meta)
     return dataclasses.field(default=default, repr=repr, metadata=meta)
 
 
@@ -82,39 +80,30 @@ def flag_name(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-_KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false", "dict": "a mapping"}
+_TYPES = {"int": (int, "an integer"), "float": ((int, float), "a number"), "str": (str, "a string")}
+_TYPES |= {"bool": (bool, "true or false"), "dict": (dict, "a mapping")}
 
 
 def _kind(f: dataclasses.Field) -> tuple[str, str | None, bool]:
-    """(the field's kind: int, float, str, bool, dict or a sequence; its items' kind, None unless a sequence;
-    whether None is allowed), read from its annotation (``tuple[int, ...] | None``)."""
+    """(the field's kind: int, float, str, bool, dict or ``seq``; a sequence's items' kind; whether None is
+    allowed), read from its annotation (``tuple[int, ...] | None``)."""
     text = str(f.type).replace(" ", "")
-    optional = text.endswith("|None")
-    base = text.removesuffix("|None")
-    m = re.fullmatch(r"(?:list|tuple)\[(\w+)(?:,\.\.\.)?\]", base)
-    return ("sequence", m[1], optional) if m else (base, None, optional)
+    m = re.fullmatch(r"(?:list|tuple)\[(\w+)(?:,\.\.\.)?\]", text.removesuffix("|None"))
+    return ("seq", m[1], text.endswith("|None")) if m else (text.removesuffix("|None"), None, text.endswith("|None"))
 
 
-def _check_value(flag: str, kind: str, value: Any, bounds: tuple, choices: Sequence[str] | None) -> str | None:
-    """Why ``value`` is not a valid ``kind`` in ``bounds`` and ``choices`` (a message naming ``flag``), or None."""
-    number = kind in ("int", "float") and not isinstance(value, bool)
-    if kind == "int":
-        number = number and isinstance(value, int)
-    elif kind == "float":
-        number = number and isinstance(value, (int, float))
-    elif not isinstance(value, {"str": str, "bool": bool, "dict": dict}[kind]):
-        return f"{flag} must be {_KINDS[kind]}, got {value!r}"
-    if kind in ("int", "float"):
-        if not number:
-            return f"{flag} must be {_KINDS[kind]}, got {value!r}"
-        lo, hi, open_lo, open_hi = bounds
-        low = lo is not None and (value < lo or (open_lo and value == lo))
-        high = hi is not None and (value > hi or (open_hi and value == hi))
-        if not math.isfinite(value) or low or high:
-            left, right = "(" if open_lo else "[", ")" if open_hi else "]"
-            return f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}"
-    if choices is not None and value not in choices:
-        return f"{flag} must be one of {', '.join(choices)}, got {value!r}"
+def _why(flag: str, kind: str, value: Any, meta: Any) -> str | None:
+    """Why ``value`` is no valid ``kind`` within the field's range and choices (one line naming ``flag``)."""
+    types, what = _TYPES[kind]
+    if not isinstance(value, types) or (isinstance(value, bool) and kind != "bool"):
+        return f"{flag} must be {what}, got {value!r}"
+    lo, hi, (left, right) = meta["lo"], meta["hi"], meta["ends"]
+    low = lo is not None and (value <= lo if left == "(" else value < lo)
+    high = hi is not None and (value >= hi if right == ")" else value > hi)
+    if lo is not None and (low or high or not math.isfinite(value)):
+        return f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}"
+    if meta["choices"] is not None and value not in meta["choices"]:
+        return f"{flag} must be one of {', '.join(meta['choices'])}, got {value!r}"
     return None
 
 
@@ -128,16 +117,15 @@ class Options:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             kind, item, optional = _kind(f)
-            value = getattr(self, f.name)
+            value, flag = getattr(self, f.name), flag_name(f.name)
             if value is None and optional:
                 continue
-            flag, bounds, choices = flag_name(f.name), f.metadata["range"], f.metadata["choices"]
-            if kind == "sequence":
-                if not isinstance(value, (list, tuple)):
-                    raise self.error(f"{flag} must be a list, got {value!r}")
-                why = next((w for v in value if (w := _check_value(flag, str(item), v, bounds, choices))), None)
+            if kind != "seq":
+                why = _why(flag, kind, value, f.metadata)
+            elif isinstance(value, (list, tuple)):
+                why = next(filter(None, (_why(flag, str(item), v, f.metadata) for v in value)), None)
             else:
-                why = _check_value(flag, kind, value, bounds, choices)
+                why = f"{flag} must be a list, got {value!r}"
             if why is not None:
                 raise self.error(why)
 
@@ -151,22 +139,14 @@ def _integer(text: str) -> int:
     return int(text.strip())
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
 def _integers(text: str) -> list[int]:
-    values = [_integer(part) for part in text.split(",") if part.strip()]
-    if not values:
+    if not text.replace(",", "").strip():
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return values
+    return [_integer(part) for part in text.split(",") if part.strip()]
 
 
-_integer.__name__, _number.__name__, _integers.__name__ = "integer", "number", "list"  # argparse's messages
-_PARSE: dict[str, Callable[[str], Any]] = {"int": _integer, "float": _number}
+_integer.__name__, _integers.__name__ = "integer", "list"  # as argparse's messages name them
+_PARSE: dict[str, Callable[[str], Any]] = {"int": _integer, "float": float, "seq int": _integers}
 
 
 def add_flags(parser: argparse.ArgumentParser, cls: type[Options], preset: bool = False) -> None:
@@ -177,26 +157,19 @@ def add_flags(parser: argparse.ArgumentParser, cls: type[Options], preset: bool 
     only the flags given are laid over the preset (:func:`options_from`); the help names the options'
     default all the same."""
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if not f.metadata.get("flag", True):
-            continue
-        kind, item, _ = _kind(f)
-        extra = dict(f.metadata["argparse"])
-        extra.setdefault("type", _integers if kind == "sequence" and item == "int" else _PARSE.get(kind))
-        default = None if f.default is dataclasses.MISSING else f.default
-        shown = "" if default in (None, "") else f" ({default:g})" if isinstance(default, float) else f" ({default})"
-        parser.add_argument(
-            flag_name(f.name),
-            dest=f.name,
-            default=None if preset else default,
-            help=f.metadata["help"] + shown,
-            **extra,
-        )
+        if f.metadata["flag"]:
+            kind, item, _ = _kind(f)
+            default = None if f.default is dataclasses.MISSING else f.default
+            shown = f"{default:g}" if isinstance(default, float) else "" if default in (None, "") else str(default)
+            extra = {"type": _PARSE.get(f"{kind} {item}" if item else kind), **f.metadata["argparse"]}
+            help = f.metadata["help"] + (f" ({shown})" if shown else "")
+            parser.add_argument(flag_name(f.name), dest=f.name, default=None if preset else default, help=help, **extra)
 
 
 def options_from(cls: type[Options], preset: dict[str, Any], flags: dict[str, Any]) -> Options:
     """The options of a preset (a mapping of field names, already read) with the flags given (not None) laid
     over it; a preset key that is no flag of ``cls`` is refused, naming it (``--config: unknown key(s) x``)."""
-    names = {f.name for f in dataclasses.fields(cls) if f.metadata.get("flag", True)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(cls) if f.metadata["flag"]}  # type: ignore[arg-type]
     unknown = sorted(set(preset) - names)
     if unknown:
         raise cls.error(f"--config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
@@ -308,26 +281,13 @@ def policy_outputs(
     return PolicyOutput(logits, probs, value)
 
 
-class Decisions(Protocol):
-    """Labelled decisions (:class:`train.imitate.DecisionSet`, :class:`train.expert.Labels`)."""
-
-    @property
-    def n(self) -> int: ...
-    @property
-    def games(self) -> int: ...
-    @property
-    def label(self) -> np.ndarray: ...
-    @property
-    def is_card(self) -> np.ndarray: ...
-    def batch(self, idx: np.ndarray) -> tuple[np.ndarray, ...]: ...
-
-
-def agreement(net: Any, data: Decisions, chunk: int = 4096) -> dict[str, Any]:
+def agreement(net: Any, data: Any, chunk: int = 4096) -> dict[str, Any]:
     """How often the network's greedy move (its most probable legal action) is the label: overall, bids (and
     hat choices), card plays, and among the decisions with more than one legal action; with the counts.
 
-    ``data``'s rows are decoded ``chunk`` at a time (``data.batch(idx)`` gives the observations and masks
-    first), so a compact set is never decoded whole."""
+    ``data``: labelled decisions (:class:`train.imitate.DecisionSet`, :class:`train.expert.Labels`): ``n``,
+    ``games``, ``label``, ``is_card`` and ``batch(idx)``, whose first two are the observations and masks of
+    rows ``idx``, decoded ``chunk`` at a time (a compact set is never decoded whole)."""
     hit = np.zeros(data.n, dtype=bool)
     choice = np.zeros(data.n, dtype=bool)
     label = data.label
@@ -350,20 +310,3 @@ def agreement(net: Any, data: Decisions, chunk: int = 4096) -> dict[str, Any]:
         "cards": share(card),
         "with_choice": share(choice),
     }
-
-
-__all__ = [
-    "Decisions",
-    "Options",
-    "PolicyOutput",
-    "add_flags",
-    "agreement",
-    "check_checkpoint_out",
-    "flag_name",
-    "option",
-    "options_from",
-    "policy_outputs",
-    "read_preset",
-    "safe_yaml",
-    "write_report",
-]

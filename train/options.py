@@ -35,7 +35,7 @@ class ImitateOptions(Options):
     error = ImitationError
     records: list[str] = option(help="JSON Lines records files", nargs="+", required=True, metavar="FILE")
     out: str = option(help="the policy checkpoint to write (ppo:PATH plays it)", required=True, metavar="PATH")
-    holdout: float = option(0.1, "share of games held out", lo=0.0, hi=1.0, open_hi=True)
+    holdout: float = option(0.1, "share of games held out", lo=0.0, hi=1.0, ends="[)")
     epochs: int = option(4, "passes over the training games", lo=1, hi=1000)
     seed: int = option(0, "seed of the split, the initial weights, the batches", lo=0, hi=MAX_SEED)
     init_from: str | None = option(None, "start from this policy checkpoint's weights", metavar="CKPT")
@@ -78,10 +78,8 @@ class ExpertOptions(Options):
     bid_gap: float = option(
         0.0, "oracle bids: the policy's bid stays unless the best is worth this many points more", lo=0.0, hi=1000.0
     )
-    mix: float = option(
-        1.0, "target = mix x label + (1 - mix) x the policy's distribution", lo=0.0, hi=1.0, open_lo=True
-    )
-    holdout: float = option(0.1, "share of each round's games held out of the fit", lo=0.0, hi=1.0, open_hi=True)
+    mix: float = option(1.0, "target = mix x label + (1 - mix) x the policy's distribution", lo=0.0, hi=1.0, ends="(]")
+    holdout: float = option(0.1, "share of each round's games held out of the fit", lo=0.0, hi=1.0, ends="[)")
     epochs: int = option(2, "passes over each round's labels", lo=1, hi=1000)
     learning_rate: float = option(3e-4, "Adam's, decayed to 0 in each round", lo=1e-6, hi=1.0)
     minibatch_size: int = option(256, "labels per step", lo=1, hi=MAX_BATCH)
