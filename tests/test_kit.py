@@ -64,6 +64,7 @@ def test_the_flags_are_the_fields_with_their_defaults():
         ({"z": math.nan}, "--z must be in [0, 100], got nan"),
         ({"z": "2"}, "--z must be a number, got '2'"),
         ({"out": 5}, "--out must be a string, got 5"),
+        ({"out": None}, "--out must be a string, got None"),
         ({"bids": "guess"}, "--bids must be one of oracle, search, policy, got 'guess'"),
     ],
 )
