@@ -163,6 +163,13 @@ def _stack(states: list[Any]) -> Any:
     )
 
 
+def _refuse_faults(report: Any) -> None:
+    """:class:`ImitationError` with a replay's first fault (and how many more), if it found any."""
+    if not report.ok:
+        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
+        raise ImitationError(f"{report.faults[0]}{more}")
+
+
 def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(obs, mask, action, value) of every decision of a valid ``record`` of ``game``, in play order.
 
@@ -174,9 +181,7 @@ def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.
     file name) if the rules disagree with the record.
     """
     report, steps = replay_steps(record)
-    if not report.ok:
-        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
-        raise ImitationError(f"{report.faults[0]}{more}")
+    _refuse_faults(report)
     P = game.players
     befores, actions, entry_of, carried_rows = [], [], [], []
     rewards: list[np.ndarray] = []
@@ -234,9 +239,7 @@ def _hand_entries(record: dict) -> tuple[Any, Any, list[tuple[Any, list[int]]]]:
     """
     with watching(light=True) as steps:
         report = replay_report(record)
-    if not report.ok:
-        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
-        raise ImitationError(f"{report.faults[0]}{more}")
+    _refuse_faults(report)
     entries: list[tuple[Any, list[int]]] = []
     for step in steps:
         if step.action is None:

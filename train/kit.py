@@ -296,17 +296,10 @@ def agreement(net: Any, data: Any, chunk: int = 4096) -> dict[str, Any]:
         obs, mask = data.batch(idx)[:2]
         hit[idx] = policy_outputs(net, obs, mask, chunk).logits.argmax(axis=1) == label[idx]  # type: ignore[union-attr]
         choice[idx] = mask.sum(axis=1) > 1
-    card = data.is_card
 
     def share(rows: np.ndarray) -> dict[str, Any]:
         n = int(rows.sum())
         return {"decisions": n, "agreement": float(hit[rows].mean()) if n else None}
 
-    everything = np.ones(data.n, dtype=bool)
-    return {
-        "games": data.games,
-        **share(everything),
-        "bids": share(~card),
-        "cards": share(card),
-        "with_choice": share(choice),
-    }
+    parts = {"bids": ~data.is_card, "cards": data.is_card, "with_choice": choice}  # bids: and hat choices
+    return {"games": data.games, **share(np.ones(data.n, dtype=bool)), **{k: share(r) for k, r in parts.items()}}
