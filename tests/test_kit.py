@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from bobshat_env.app.cli import main
+from bobshat_env.app.cli import KIT_TYPES, main
 from bobshat_env.paths import OutputPathError, check_folder
 from train.kit import (
     add_flags,
@@ -36,7 +36,7 @@ from train.options import ExpertError, ExpertOptions, ImitateOptions, ImitationE
 
 def _parser(cls, preset=False) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(exit_on_error=False)
-    add_flags(p, cls, preset)
+    add_flags(p, cls, KIT_TYPES, preset)
     return p
 
 

@@ -154,12 +154,11 @@ def cli_average(args: Any) -> int:
     from train.kit import check_checkpoint_out
     from train.pool import sigterm_as_exit
 
-    out = Path(args.out)
-    check_checkpoint_out(out)
+    check_checkpoint_out(args.out)
     weights = parse_weights(args.weights, len(args.checkpoints))
     tensors, meta = average_checkpoints(args.checkpoints, weights)  # a bad input: its CheckpointError
     with sigterm_as_exit():  # SIGTERM: exit 143 through write_checkpoint's cleanup (the sidecar put back)
-        write_checkpoint(out, tensors, meta)
+        write_checkpoint(args.out, tensors, meta)
     print(format_report(str(args.out), meta), file=sys.stdout)
     return 0
 

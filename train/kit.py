@@ -130,28 +130,12 @@ class Options:
                 raise self.error(why)
 
 
-_INT = re.compile(r"[+-]?[0-9][0-9_]*")  # ASCII digits only: int() also reads '١٤'
-
-
-def _integer(text: str) -> int:
-    if not _INT.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
-    return int(text.strip())
-
-
-def _integers(text: str) -> list[int]:
-    if not text.replace(",", "").strip():
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}")
-    return [_integer(part) for part in text.split(",") if part.strip()]
-
-
-_integer.__name__, _integers.__name__ = "integer", "list"  # as argparse's messages name them
-_PARSE: dict[str, Callable[[str], Any]] = {"int": _integer, "float": float, "seq int": _integers}
-
-
-def add_flags(parser: argparse.ArgumentParser, cls: type[Options], preset: bool = False) -> None:
+def add_flags(
+    parser: argparse.ArgumentParser, cls: type[Options], parse: dict[str, Callable[[str], Any]], preset: bool = False
+) -> None:
     """One flag per :func:`option` field of ``cls`` with ``flag`` set: ``--field-name``, its help with the
-    default, its value parsed (ranges and choices are the options' own checks, made from the flags).
+    default, its text read by ``parse[kind]`` (``"int"``, ``"float"``, ``"seq int"``: the command line's
+    argparse types; ranges and choices are the options' own checks, made from the flags).
 
     ``preset``: the command reads a preset (``--config``): every flag's default is then None, so that
     only the flags given are laid over the preset (:func:`options_from`); the help names the options'
@@ -161,7 +145,7 @@ def add_flags(parser: argparse.ArgumentParser, cls: type[Options], preset: bool 
             kind, item, _ = _kind(f)
             default = None if f.default is dataclasses.MISSING else f.default
             shown = f"{default:g}" if isinstance(default, float) else "" if default in (None, "") else str(default)
-            extra = {"type": _PARSE.get(f"{kind} {item}" if item else kind), **f.metadata["argparse"]}
+            extra = {"type": parse.get(f"{kind} {item}" if item else kind), **f.metadata["argparse"]}
             help = f.metadata["help"] + (f" ({shown})" if shown else "")
             parser.add_argument(flag_name(f.name), dest=f.name, default=None if preset else default, help=help, **extra)
 
@@ -264,13 +248,10 @@ def policy_outputs(
 
     from agents.ppo_agent import masked_logits
 
-    n = obs.shape[0]
-    value = np.empty(n, dtype=np.float32)
-    logits = probs = None
-    if mask is not None:
-        logits, probs = (np.empty(mask.shape, dtype=np.float32) for _ in range(2))
+    value = np.empty(obs.shape[0], dtype=np.float32)
+    logits, probs = (None, None) if mask is None else (np.empty(mask.shape, np.float32) for _ in range(2))
     with torch.inference_mode():
-        for s in range(0, n, chunk):
+        for s in range(0, obs.shape[0], chunk):
             rows = slice(s, s + chunk)
             out, v = net(torch.from_numpy(np.ascontiguousarray(obs[rows], dtype=np.float32)))
             value[rows] = v.float().cpu().numpy()

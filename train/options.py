@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from train.kit import Options, option
 
 MAX_SEED = 2**63 - 1  # game keys are 64-bit
-MAX_BATCH = 65_536
 BID_LABELS = ("oracle", "search", "policy")
 DEFAULT_HIDDEN = (128, 128)  # the presets' network (configs/*.yaml), so train --init-from accepts the result
 
@@ -45,7 +44,7 @@ class ImitateOptions(Options):
     trump_symmetry: bool = option(True, flag=False)
     trick_features: bool = option(True, flag=False)
     learning_rate: float = option(2e-3, "Adam's, decayed to 0", lo=1e-6, hi=1.0)
-    minibatch_size: int = option(512, "decisions per step", lo=1, hi=MAX_BATCH)
+    minibatch_size: int = option(512, "decisions per step", lo=1, hi=65_536)
     value_coef: float = option(0.5, "value loss weight; 0: skip", lo=0.0, hi=100.0)
     threads: int = option(1, flag=False)  # torch's (a small network: more only contend)
 
@@ -82,7 +81,7 @@ class ExpertOptions(Options):
     holdout: float = option(0.1, "share of each round's games held out of the fit", lo=0.0, hi=1.0, ends="[)")
     epochs: int = option(2, "passes over each round's labels", lo=1, hi=1000)
     learning_rate: float = option(3e-4, "Adam's, decayed to 0 in each round", lo=1e-6, hi=1.0)
-    minibatch_size: int = option(256, "labels per step", lo=1, hi=MAX_BATCH)
+    minibatch_size: int = option(256, "labels per step", lo=1, hi=65_536)
     value_coef: float = option(0.5, "weight of the value head held to its predictions; 0: skip", lo=0.0, hi=100.0)
     eval_deals: int = option(
         64, "duplicate deals per round against strong and the start, 2v2; 0: none", lo=0, hi=100_000

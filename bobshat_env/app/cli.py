@@ -76,8 +76,8 @@ def float_range(lo: float, hi: float) -> Callable[[str], float]:
     return parse
 
 
-def int_list(lo: int, hi: int) -> Callable[[str], list[int]]:
-    """An argparse ``type`` for a comma-separated list of integers in ``[lo, hi]``."""
+def int_list(lo: int | None = None, hi: int | None = None) -> Callable[[str], list[int]]:
+    """An argparse ``type`` for a comma-separated list of integers in ``[lo, hi]`` (``None``: unbounded)."""
     one = int_range(lo, hi)
 
     def parse(text: str) -> list[int]:
@@ -93,6 +93,8 @@ def int_list(lo: int, hi: int) -> Callable[[str], list[int]]:
 INT = int_range()  # ASCII digits; the range is the game config's to check (it depends on the game)
 SEED = int_range(0, MAX_SEED)
 BATCH = int_range(1, MAX_BATCH)
+# the policy commands' flags (train.kit.add_flags) are read by these; their options check the ranges
+KIT_TYPES = {"int": INT, "float": float, "seq int": int_list()}
 
 
 def _add_game_options(p: argparse.ArgumentParser) -> None:
@@ -749,7 +751,7 @@ def _imitate_parser(sub: Any) -> None:
 
     p = sub.add_parser("imitate", help="fit a policy to the decisions in records files (train/imitate.py)")
     _add_game_options(p)
-    add_flags(p, ImitateOptions)
+    add_flags(p, ImitateOptions, KIT_TYPES)
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_imitate)
@@ -764,7 +766,7 @@ def _expert_parser(sub: Any) -> None:
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
     p.add_argument("--config", default=None, help="a preset of these options (configs/expert/oh_hell_4p.yaml)")
-    add_flags(p, ExpertOptions, preset=True)
+    add_flags(p, ExpertOptions, KIT_TYPES, preset=True)
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_expert)
