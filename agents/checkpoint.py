@@ -154,7 +154,7 @@ def save_checkpoint(path: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     blob[META_KEY] = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
     # the readable sidecar first, from the same text: a kill between the two leaves it ahead of the
     # checkpoint, never describing an older one than the file beside it
-    _paths.replace_bytes(path.with_name(path.name + ".json"), (text + "\n").encode("utf-8"))
+    _paths.replace_bytes(_paths.sidecar(path), (text + "\n").encode("utf-8"))
     with _paths.AtomicFile(path) as f:  # a temporary beside it, fsynced, renamed over it: never half a file
         torch.save(blob, f)  # type: ignore[arg-type]  # f has the write and flush it calls; torch says IO[bytes]
 
@@ -175,7 +175,7 @@ def write_checkpoint(out: str | os.PathLike, tensors: dict[str, torch.Tensor], m
     import fcntl
 
     out = Path(out)
-    sidecar = out.with_name(out.name + ".json")
+    sidecar = Path(_paths.sidecar(out))
     out.parent.mkdir(parents=True, exist_ok=True)  # as save_checkpoint does
     folder = os.open(out.parent, os.O_RDONLY)
     try:
@@ -377,7 +377,8 @@ def check_compatible(meta: dict[str, Any], game: Game | None, path: str | os.Pat
 # --------------------------------------------------------------------------
 # The layout of a training checkpoint
 CKPT_FILE, POLICY_FILE = "ckpt.pt", "policy.pt"
-RUN_FILES = (CKPT_FILE, CKPT_FILE + ".json", POLICY_FILE, POLICY_FILE + ".json")  # what save_training_state replaces
+# what save_training_state replaces: each file and its sidecar
+RUN_FILES = tuple(f for name in (CKPT_FILE, POLICY_FILE) for f in (name, _paths.sidecar(name)))
 POLICY_PREFIX = "policy."
 OPTIM_PREFIX = "optim."
 TORCH_RNG_KEY = "rng.torch"

@@ -76,8 +76,8 @@ def float_range(lo: float, hi: float) -> Callable[[str], float]:
     return parse
 
 
-def int_list(lo: int, hi: int) -> Callable[[str], list[int]]:
-    """An argparse ``type`` for a comma-separated list of integers in ``[lo, hi]``."""
+def int_list(lo: int | None = None, hi: int | None = None) -> Callable[[str], list[int]]:
+    """An argparse ``type`` for a comma-separated list of integers in ``[lo, hi]`` (``None``: unbounded)."""
     one = int_range(lo, hi)
 
     def parse(text: str) -> list[int]:
@@ -93,6 +93,8 @@ def int_list(lo: int, hi: int) -> Callable[[str], list[int]]:
 INT = int_range()  # ASCII digits; the range is the game config's to check (it depends on the game)
 SEED = int_range(0, MAX_SEED)
 BATCH = int_range(1, MAX_BATCH)
+# the policy commands' flags (train.runtime.kit.add_flags) are read by these; their options check the ranges
+KIT_TYPES = {"int": INT, "float": float, "seq int": int_list()}
 
 
 def _add_game_options(p: argparse.ArgumentParser) -> None:
@@ -392,23 +394,12 @@ def cmd_imitate(args: argparse.Namespace) -> int:
 
 def cmd_expert(args: argparse.Namespace) -> int:
     """Expert iteration: the policy distilled toward search on it, round after round (train/expert.py)."""
-    import yaml
-
     from bobshat_env.paths import checkpoint_files
-    from train.expert import ExpertError, cli_expert, options_from  # imports torch
+    from train.expert import cli_expert, options_from  # imports torch
+    from train.options import ExpertError
+    from train.runtime.kit import read_preset
 
-    preset: dict[str, Any] = {}
-    if args.config is not None:
-        try:
-            with open(args.config, encoding="utf-8") as f:
-                preset = yaml.safe_load(f) or {}
-        except OSError as err:
-            raise ExpertError(f"--config: cannot read {args.config}: {err.strerror or err}") from None
-        except (yaml.YAMLError, UnicodeDecodeError) as err:
-            raise ExpertError(f"--config: {args.config} is not valid YAML: {str(err).splitlines()[0]}") from None
-        if not isinstance(preset, dict):
-            raise ExpertError(f"--config: {args.config} must hold a mapping of options")
-    opts = options_from(preset, vars(args))
+    opts = options_from(read_preset(args.config, ExpertError), vars(args))
     args.game = args.game or opts.extra.get("game", GAMES[0])
     args.players = args.players if args.players is not None else opts.extra.get("players", 4)
     options = {**dict(opts.extra.get("game_options") or {}), **game_options(args)}
@@ -751,55 +742,27 @@ def _exploit_parser(sub: Any) -> None:
 
 def _imitate_parser(sub: Any) -> None:
     """``bobshat imitate``: its flags (the game's, the records, the output, the training's)."""
+    from train.options import ImitateOptions
+    from train.runtime.kit import add_flags  # the standard library and paths only: --help stays quick
+
     p = sub.add_parser("imitate", help="fit a policy to the decisions in records files (train/imitate.py)")
     _add_game_options(p)
-    p.add_argument("--records", nargs="+", required=True, metavar="FILE", help="JSON Lines records files")
-    p.add_argument("--out", required=True, metavar="PATH", help="the policy checkpoint to write (ppo:PATH plays it)")
-    p.add_argument("--holdout", type=float_range(0.0, 0.99), default=0.1, help="share of games held out (0.1)")
-    p.add_argument("--epochs", type=int_range(1, 1000), default=4, help="passes over the training games (4)")
-    p.add_argument("--seed", type=SEED, default=0, help="seed of the split, the initial weights, the batches (0)")
-    p.add_argument("--init-from", default=None, metavar="CKPT", help="start from this policy checkpoint's weights")
-    p.add_argument("--hidden", type=int_list(1, 16_384), default=None, help="hidden layer sizes (default 128,128)")
-    p.add_argument("--learning-rate", type=float_range(1e-6, 1.0), default=2e-3, help="Adam's, decayed to 0 (2e-3)")
-    p.add_argument("--minibatch-size", type=int_range(1, MAX_BATCH), default=512, help="decisions per step (512)")
-    p.add_argument("--value-coef", type=float_range(0.0, 100.0), default=0.5, help="value loss weight; 0: skip (0.5)")
+    add_flags(p, ImitateOptions, KIT_TYPES)
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_imitate)
 
 
 def _expert_parser(sub: Any) -> None:
-    """``bobshat expert``: its flags (the game's, a preset, one per option of train.expert.ExpertOptions)."""
+    """``bobshat expert``: its flags (the game's, a preset, one per option of train.options.ExpertOptions)."""
+    from train.options import ExpertOptions
+    from train.runtime.kit import add_flags
+
     p = sub.add_parser("expert", help="expert iteration: distil search on the policy into it (train/expert.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
     p.add_argument("--config", default=None, help="a preset of these options (configs/expert/oh_hell_4p.yaml)")
-    flags: tuple[tuple[str, Any, str], ...] = (
-        ("init-from", str, "the policy checkpoint to start from (required)"),
-        ("out", str, "the checkpoint written after every round (required)"),
-        ("log-dir", str, "TensorBoard folder (default runs/OUTSTEM_expert)"),
-        ("rounds", INT, "rounds of play, label, distil, measure (1)"),
-        ("games", INT, "self-play games labelled per round (32)"),
-        ("card-share", float, "share of card plays labelled by the search, 0-1 (0.1)"),
-        ("bids", str, "bid labels: oracle (best information-set value), search, policy (none) (oracle)"),
-        ("worlds", INT, "the search's sampled deals per decision (32)"),
-        ("top-k", INT, "the search's candidates (3)"),
-        ("z", float, "standard errors by which the search must beat the policy's move (2)"),
-        ("oracle-worlds", INT, "the bid oracle's sampled deals per decision (8)"),
-        ("bid-temperature", float, "oracle bids: softmax of the values at this temperature, 0: the best (0)"),
-        ("bid-gap", float, "oracle bids: the policy's bid stays unless the best is worth this many points more (0)"),
-        ("mix", float, "target = mix x label + (1 - mix) x the policy's distribution, (0, 1] (1)"),
-        ("holdout", float, "share of each round's games held out of the fit, [0, 1) (0.1)"),
-        ("epochs", INT, "passes over each round's labels (2)"),
-        ("learning-rate", float, "Adam's, decayed to 0 in each round (3e-4)"),
-        ("minibatch-size", INT, "labels per step (256)"),
-        ("value-coef", float, "weight of the value head held to its predictions; 0: skip (0.5)"),
-        ("eval-deals", INT, "duplicate deals per round against strong and the start, 2v2 (64; 0: none)"),
-        ("eval-seed", INT, "seed of the evaluation deals (1000)"),
-        ("seed", INT, "seed of the self-play deals, the labels' draws, the fit (0)"),
-    )
-    for flag, kind, text in flags:
-        p.add_argument(f"--{flag}", type=kind, default=None, help=text)
+    add_flags(p, ExpertOptions, KIT_TYPES, preset=True)
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_expert)

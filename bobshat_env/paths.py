@@ -63,6 +63,7 @@ __all__ = [
     "OutputWriteError",
     "append_lines",
     "check_distinct",
+    "check_folder",
     "check_plot_path",
     "check_writable",
     "checkpoint_files",
@@ -240,6 +241,22 @@ def check_writable(path: str | os.PathLike, what: str = "", append: bool = False
     except OSError as err:
         raise OutputPathError(f"{head}cannot write {path}: {_reason(err)}") from None
     return p
+
+
+def check_folder(path: str | os.PathLike, what: str = "") -> None:
+    """Refuse (:class:`OutputPathError`) an output folder that cannot be made or written: ``path`` is a
+    folder, or its nearest existing ancestor is one in which this process can create a file (a probe, as
+    :func:`check_writable` makes: ``os.access`` answers yes to root on a read-only mount). Nothing changes."""
+    head = f"{what}: " if what else ""
+    first = next(q for q in (Path(path), *Path(path).parents) if q.exists() or q.is_symlink())
+    if not first.is_dir():
+        raise OutputPathError(f"{head}cannot write {path}: {first} is not a folder")
+    try:
+        fd, probe = _mkstemp(first, ".bobshat-probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise OutputPathError(f"{head}cannot write {path}: {_reason(err)}") from None
 
 
 def check_plot_path(path: str, what: str = "--plot") -> str:

@@ -109,9 +109,9 @@ def test_the_fit_moves_the_policy_toward_the_labels(game, monkeypatch):
     opts = ExpertOptions(init_from=POLICY, out="unused.pt", games=8, card_share=1.0, bids="policy", epochs=20)
     opts.learning_rate = 3e-3
     labels = label_round(game, net, opts, 0)
-    before = agreement(net, labels)["all"]
+    before = agreement(net, labels)["agreement"]
     fit(net, labels, fit_options(opts, 0))
-    after = agreement(net, labels)["all"]
+    after = agreement(net, labels)["agreement"]
     assert after > before + 0.2, (before, after)
 
 

@@ -300,8 +300,8 @@ def _corrupt(lines: list[str]) -> list[str]:
         ("other game", ["--game", "oh_hell"], "line 1: it is a 'bobs_hat' record; this run imitates oh_hell"),
         ("other players", ["--players", "3"], "line 1: it was played with players=4; this run imitates players=3"),
         ("other options", ["--hands", "3"], "line 1: it was played with hands=2; this run imitates hands=3"),
-        ("holdout", ["--holdout", "1"], "argument --holdout: must be 0 to 0.99, got 1"),
-        ("holdout", ["--holdout", "-0.1"], "argument --holdout: must be 0 to 0.99, got -0.1"),
+        ("holdout", ["--holdout", "1"], "--holdout must be in [0, 1), got 1.0"),
+        ("holdout", ["--holdout", "-0.1"], "--holdout must be in [0, 1), got -0.1"),
         ("init", ["--init-from", "checkpoints/oh_hell_4p.pt"], "was trained for oh_hell"),
     ],
 )

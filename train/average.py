@@ -151,16 +151,14 @@ def format_report(out: str, meta: dict[str, Any]) -> str:
 
 def cli_average(args: Any) -> int:
     """``bobshat average --out OUT [--weights W] CKPT CKPT...``."""
-    from bobshat_env.paths import check_writable
+    from train.runtime.kit import check_checkpoint_out
     from train.runtime.pool import sigterm_as_exit
 
-    out = Path(args.out)
-    for path in (out, out.with_name(out.name + ".json")) if out.name else (out,):  # the checkpoint, its sidecar
-        check_writable(path, "--out", regular=True)
+    check_checkpoint_out(args.out)
     weights = parse_weights(args.weights, len(args.checkpoints))
     tensors, meta = average_checkpoints(args.checkpoints, weights)  # a bad input: its CheckpointError
     with sigterm_as_exit():  # SIGTERM: exit 143 through write_checkpoint's cleanup (the sidecar put back)
-        write_checkpoint(out, tensors, meta)
+        write_checkpoint(args.out, tensors, meta)
     print(format_report(str(args.out), meta), file=sys.stdout)
     return 0
 

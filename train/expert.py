@@ -59,14 +59,11 @@ checkpoint; a full disk at ``out`` or ``log_dir`` is a one-line error.
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,102 +71,24 @@ import numpy as np
 import torch
 
 from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
-from agents.ppo_agent import PolicyNet, PPOAgent, load_policy, masked_logits
+from agents.ppo_agent import PolicyNet, PPOAgent, load_policy
 from agents.search import PolicySearchAgent
 from bobshat_env.core import rng
 from bobshat_env.seating import SeatDispatch
 from train.imitate import ImitateOptions, fit, holdout_games
+from train.options import ExpertError, ExpertOptions
 from train.runtime.board import Board
+from train.runtime.kit import agreement, check_checkpoint_out, policy_outputs, write_report
+from train.runtime.kit import options_from as kit_options_from
 
-BID_LABELS = ("oracle", "search", "policy")
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
 
 
-class ExpertError(ValueError):
-    """An option that cannot run; the message names it."""
-
-
-@dataclass
-class ExpertOptions:
-    """The settings of an expert-iteration run (preset keys and ``bobshat expert`` flags)."""
-
-    init_from: str = ""  # the policy to start from (required)
-    out: str = ""  # the checkpoint written after every round (required)
-    log_dir: str = ""  # TensorBoard folder ("": runs/<out's stem>_expert)
-    rounds: int = 1
-    games: int = 32  # self-play games labelled per round
-    card_share: float = 0.1  # share of card plays labelled by the search
-    bids: str = "oracle"  # how bids are labelled: oracle, search, policy (not labelled)
-    worlds: int = 32  # the search's sampled deals per decision
-    top_k: int = 3  # the search's candidates
-    z: float = 2.0  # standard errors by which the search must beat the policy's move
-    oracle_worlds: int = 8  # the bid oracle's sampled deals per decision
-    bid_temperature: float = 0.0  # oracle bids: softmax of the values at this temperature (0: the best bid)
-    bid_gap: float = 0.0  # oracle bids: the policy's bid stays the label unless the best is this much better
-    mix: float = 1.0  # the target: mix x label + (1 - mix) x the policy's distribution
-    holdout: float = 0.1  # share of each round's games held out of the fit
-    epochs: int = 2
-    learning_rate: float = 3e-4
-    minibatch_size: int = 256
-    value_coef: float = 0.5
-    eval_deals: int = 64  # duplicate deals per evaluation (0: none)
-    eval_seed: int = 1000
-    seed: int = 0
-    extra: dict = field(default_factory=dict, repr=False)  # the preset's game, players (read by the CLI)
-
-
-# name: (low, high, low inclusive, high inclusive); one table for presets and flags alike
-RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "rounds": (1, 1000, True, True),
-    # memory: the decisions kept for labelling (then copied once into one batch), measured as the process's growth
-    # from 50 to 400 Bob's Hat games, 4 players: 1.2 MB a game with every card play kept (card_share 1: 430
-    # decisions a game), 0.27 MB at card_share 0.1. 10,000 games: 2.7 GB / 12 GB before the copy; the old
-    # bound, 100,000: 27 GB / 120 GB
-    "games": (1, 10_000, True, True),
-    "card_share": (0.0, 1.0, True, True),
-    "worlds": (1, 1024, True, True),
-    "top_k": (1, 64, True, True),
-    "z": (0.0, 100.0, True, True),
-    "oracle_worlds": (1, 1024, True, True),
-    "bid_temperature": (0.0, 1000.0, True, True),
-    "bid_gap": (0.0, 1000.0, True, True),
-    "mix": (0.0, 1.0, False, True),
-    "holdout": (0.0, 1.0, True, False),
-    "epochs": (1, 1000, True, True),
-    "learning_rate": (1e-6, 1.0, True, True),
-    "minibatch_size": (1, 65_536, True, True),
-    "value_coef": (0.0, 100.0, True, True),
-    "eval_deals": (0, 100_000, True, True),
-    "eval_seed": (0, 2**63 - 1, True, True),
-    "seed": (0, 2**63 - 1, True, True),
-}
-INTEGERS = {f.name for f in dataclasses.fields(ExpertOptions) if f.type == "int"}
-
-
 def check_options(opts: ExpertOptions) -> None:
-    """Refuse (:class:`ExpertError`, naming the option) what cannot run; nothing is read or written."""
-    for name, (lo, hi, lo_in, hi_in) in RANGES.items():
-        value = getattr(opts, name)
-        flag = "--" + name.replace("_", "-")
-        integer = name in INTEGERS
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-            raise ExpertError(f"{flag} must be {'an integer' if integer else 'a number'}, got {value!r}")
-        if (
-            not math.isfinite(value)
-            or value < lo
-            or value > hi
-            or (value == lo and not lo_in)
-            or (value == hi and not hi_in)
-        ):
-            left, right = "[" if lo_in else "(", "]" if hi_in else ")"
-            raise ExpertError(f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}")
-    for name in ("init_from", "out", "log_dir", "bids"):  # a preset may hold any YAML value
-        if not isinstance(getattr(opts, name), str):
-            raise ExpertError(f"--{name.replace('_', '-')} must be a string, got {getattr(opts, name)!r}")
+    """Refuse (:class:`ExpertError`, naming the option) what cannot run, beyond each option's own range and
+    type (checked when the options are made); nothing is read or written."""
     if opts.eval_deals == 1:  # one deal has no spread: its confidence interval would be NaN (not JSON)
         raise ExpertError("--eval-deals must be 0 (no evaluation) or at least 2 (a 95% CI needs two), got 1")
-    if opts.bids not in BID_LABELS:
-        raise ExpertError(f"--bids must be one of {', '.join(BID_LABELS)}, got {opts.bids!r}")
     if opts.card_share == 0 and opts.bids == "policy":
         raise ExpertError("--card-share 0 with --bids policy labels nothing: label card plays or bids")
     if opts.games - int(holdout_games(opts.games, opts.holdout, 0).sum()) < 1:  # how many: the same for any seed
@@ -190,29 +109,24 @@ def board_dir(opts: ExpertOptions) -> str:
     return opts.log_dir or str(Path("runs") / f"{Path(opts.out).stem}_expert")
 
 
-def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
+def check_outputs(opts: ExpertOptions) -> None:
     """Refuse (one line naming the flag) an output that cannot be written, before anything is read or written.
 
     ``--out`` and its sidecar ``OUT.json`` must be regular files or not exist
     yet (a FIFO would block the run at its first checkpoint, and ``ppo:PATH``
     reads the checkpoint back); ``--log-dir`` is a folder or can be made one
-    (its nearest existing ancestor is a folder this process can create files
-    in) and holds no TensorBoard events yet (a rerun into it would draw its
-    rounds over the first run's). That no output is an input or another
-    output (``--json`` is not ``--out``, ``--out`` is not ``--init-from``)
-    ``bobshat expert`` checks first (:func:`bobshat_env.paths.check_distinct`).
+    (:func:`bobshat_env.paths.check_folder`) and holds no TensorBoard events
+    yet (a rerun into it would draw its rounds over the first run's). That no
+    output is an input or another output (``--json`` is not ``--out``,
+    ``--out`` is not ``--init-from``), and that ``--json`` can be written,
+    ``bobshat expert`` checks first (:func:`bobshat.cli.check_outputs`).
     """
-    from bobshat_env.paths import check_writable
+    from bobshat_env.paths import check_folder, sidecar
 
-    out = Path(opts.out)
-    sidecar = out.with_name(out.name + ".json") if out.name else out  # a nameless path: check_writable refuses it
-    for path in (out, sidecar):
-        check_writable(path, "--out", regular=True)  # a FIFO, a device: refused (a checkpoint is read back)
-    if json_path not in (None, "-"):
-        check_writable(json_path, "--json")  # not --out nor its sidecar: bobshat expert checks that first
+    check_checkpoint_out(opts.out)
     folder = Path(board_dir(opts))
     board = os.path.realpath(folder)
-    for path in (out, sidecar):  # the log dir's folders would take the checkpoint's place
+    for path in (opts.out, sidecar(opts.out)):  # the log dir's folders would take the checkpoint's place
         if board == os.path.realpath(path) or board.startswith(os.path.join(os.path.realpath(path), "")):
             raise ExpertError(f"--log-dir {folder}: it would make a folder of --out's {path}; name another folder")
     events = sorted(folder.glob("events.out.tfevents.*")) if folder.is_dir() else []
@@ -221,29 +135,19 @@ def check_outputs(opts: ExpertOptions, json_path: str | None = None) -> None:
             f"--log-dir {folder} already holds a run's TensorBoard events ({events[0].name}): a new run there would "
             "plot its rounds over them; name another folder, or remove that one"
         )
-    first = next(q for q in (folder, *folder.parents) if q.exists() or q.is_symlink())
-    if not first.is_dir():
-        raise ExpertError(f"--log-dir: cannot write {folder}: {first} is not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".bobshat-probe.", dir=first)  # root passes os.access on a ro mount
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as err:
-        raise ExpertError(f"--log-dir: cannot write {folder}: {err.strerror or err}") from None
+    check_folder(folder, "--log-dir")
 
 
 def options_from(preset: dict[str, Any], flags: dict[str, Any]) -> ExpertOptions:
-    """The options of a preset (a YAML mapping) with the flags given (not None) over it; unknown keys refused."""
-    names = {f.name for f in dataclasses.fields(ExpertOptions)} - {"extra"}
+    """The options of a preset (a YAML mapping) with the flags given (not None) over it; unknown keys refused
+    (:func:`train.runtime.kit.options_from`). The preset's table (``game``, ``players``, ``game_options``) is kept in
+    ``extra`` for the command line."""
     extra = {k: preset[k] for k in ("game", "players", "game_options") if k in preset}
     if not isinstance(extra.get("game_options") or {}, dict):
         raise ExpertError(f"--config: game_options must be a mapping of game options, got {extra['game_options']!r}")
-    unknown = sorted(set(preset) - names - set(extra))
-    if unknown:
-        raise ExpertError(f"--config: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-    values = {k: v for k, v in preset.items() if k in names}
-    values.update({k: v for k, v in flags.items() if v is not None and k in names})
-    return ExpertOptions(**values, extra=extra)
+    opts = kit_options_from(ExpertOptions, {k: v for k, v in preset.items() if k not in extra}, flags)
+    opts.extra = extra
+    return opts  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
@@ -266,6 +170,11 @@ class Labels:
         """Decisions held."""
         return int(self.label.shape[0])
 
+    @property
+    def games(self) -> int:
+        """Self-play games the decisions come from."""
+        return int(np.unique(self.game).size)
+
     def take(self, rows: np.ndarray) -> Labels:
         """The labels of ``rows`` only."""
         return Labels(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
@@ -273,14 +182,6 @@ class Labels:
     def batch(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(obs, mask, target distribution, value) of rows ``idx``: what :func:`train.imitate.fit` draws."""
         return self.obs[idx], self.mask[idx], self.target[idx], self.value[idx]
-
-
-def _policy(net: PolicyNet, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(masked softmax (B, A), value (B,)) of ``net``."""
-    with torch.inference_mode():
-        logits, value = net(torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)))
-        probs = torch.softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1)
-    return probs.float().numpy(), value.float().numpy()
 
 
 def oracle_bid_labels(
@@ -331,7 +232,7 @@ def label_round(
         obs = game.observe(state)
         seat = state.cur.astype(np.int64)
         rows = np.nonzero(active)[0]
-        probs, value = _policy(net, obs[rows], mask[rows])
+        _, probs, value = policy_outputs(net, obs[rows], mask[rows])
         greedy = probs.argmax(axis=1)
         is_card = mask[rows, : core.N_CARDS].any(axis=1)
         pick = is_card & (gen.random(rows.size) < opts.card_share)
@@ -394,19 +295,6 @@ def _label(
 
 # --------------------------------------------------------------------------
 # Measures
-def agreement(net: PolicyNet, labels: Labels) -> dict[str, float | None]:
-    """Share of labelled decisions where the policy's greedy move is the label: all, bids, card plays."""
-    if labels.n == 0:
-        return {"all": None, "bids": None, "cards": None}
-    probs, _ = _policy(net, labels.obs, labels.mask)
-    hit = probs.argmax(axis=1) == labels.label
-
-    def share(rows: np.ndarray) -> float | None:
-        return float(hit[rows].mean()) if rows.any() else None
-
-    return {"all": share(np.ones(labels.n, bool)), "bids": share(~labels.is_card), "cards": share(labels.is_card)}
-
-
 def duplicate_2v2(game: Any, a: PolicyNet, b: Any, deals: int, seed: int) -> tuple[float, float]:
     """(mean, 95% CI) per hand of ``a`` minus ``b`` over ``deals`` duplicate deals, every seating of two seats
     each (or the nearest split), as ``bobshat eval --layout 2v2 --seed SEED`` plays them (same deals)."""
@@ -525,9 +413,10 @@ def _board_round(writer: Board, row: dict[str, Any]) -> None:
     """A round's numbers to TensorBoard (tags ``expert/``, ``eval/``); a failed write: :func:`_board_error`."""
     step = row["round"]
     for key in ("agreement_before", "agreement_after_train", "agreement_after_held_out"):
-        for kind, v in (row[key] or {}).items():
-            if v is not None:
-                writer.add_scalar(f"expert/{key}_{kind}", v, step)
+        part = row[key] or {}
+        for kind, v in (("all", part), ("bids", part.get("bids")), ("cards", part.get("cards"))):
+            if v and v["agreement"] is not None:
+                writer.add_scalar(f"expert/{key}_{kind}", v["agreement"], step)
     writer.add_scalar("expert/labels_not_the_policy", row["labels_not_the_policy"], step)
     writer.add_scalar("expert/policy_loss", row["policy_loss"], step)
     for name in ("vs_strong", "vs_start"):
@@ -541,7 +430,7 @@ def _say_round(row: dict[str, Any], say: Callable[[str], None]) -> None:
     step = row["round"]
 
     def pct(part: dict[str, Any] | None) -> str:
-        return "-" if part is None or part["all"] is None else f"{part['all']:.1%}"
+        return "-" if part is None or part["agreement"] is None else f"{part['agreement']:.1%}"
 
     text = (
         f"round {step}: {row['labelled']['all']:,} labels ({row['labelled']['bids']:,} bids), "
@@ -558,23 +447,16 @@ def _say_round(row: dict[str, Any], say: Callable[[str], None]) -> None:
 def cli_expert(args: Any, options: dict[str, Any], opts: ExpertOptions) -> int:
     """``bobshat expert``: the game from ``options`` (make_game's), the run from ``opts`` (checked)."""
     from bobshat_env.games import make_game
-    from bobshat_env.paths import replace_bytes
     from train.runtime.pool import sigterm_as_exit
 
     check_options(opts)
     game = make_game(args.game, **options)
-    check_outputs(opts, args.json)
+    check_outputs(opts)
     load_policy(opts.init_from, game)  # a missing or another game's checkpoint: an error before anything is written
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup (a checkpoint write taken back, the log closed)
         report = expert(game, opts, log)
-    if args.json is not None:
-        data = json.dumps(report, indent=1) + "\n"
-        if args.json == "-":
-            sys.stdout.write(data)
-        else:
-            replace_bytes(args.json, data.encode("utf-8"))
-    print(f"wrote {opts.out} (play it as ppo:{opts.out})", file=sys.stderr if args.json == "-" else sys.stdout)
+    write_report(report, args.json, f"wrote {opts.out} (play it as ppo:{opts.out})")
     return 0
 
 

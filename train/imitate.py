@@ -54,12 +54,10 @@ are drawn.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +72,12 @@ from bobshat_env.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import RecordFormatError, read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching
+from train.options import DEFAULT_HIDDEN, ImitateOptions, ImitationError
+from train.runtime.kit import agreement, check_checkpoint_out, options_from, write_report
 from train.runtime.threads import set_torch_threads
 
 REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
 REPLAY_BATCH = 500  # records whose hands are stepped again together (batch_decisions)
-DEFAULT_HIDDEN = (128, 128)  # the presets' network (configs/*.yaml), so train --init-from accepts the result
-
-
-class ImitationError(ValueError):
-    """Records or options that cannot be imitated; the message names the file and line, or the option."""
 
 
 # --------------------------------------------------------------------------
@@ -137,6 +132,11 @@ class DecisionSet:
         return self
 
     @property
+    def label(self) -> np.ndarray:
+        """(n,) the recorded actions: the labels :func:`train.runtime.kit.agreement` measures the network against."""
+        return self.action
+
+    @property
     def is_card(self) -> np.ndarray:
         """(n,) bool: the decision is a card play (actions below the deck's size), else a bid or hat choice."""
         return self.action < self.n_cards
@@ -163,6 +163,13 @@ def _stack(states: list[Any]) -> Any:
     )
 
 
+def _refuse_faults(report: Any) -> None:
+    """:class:`ImitationError` with a replay's first fault (and how many more), if it found any."""
+    if not report.ok:
+        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
+        raise ImitationError(f"{report.faults[0]}{more}")
+
+
 def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(obs, mask, action, value) of every decision of a valid ``record`` of ``game``, in play order.
 
@@ -174,9 +181,7 @@ def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.
     file name) if the rules disagree with the record.
     """
     report, steps = replay_steps(record)
-    if not report.ok:
-        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
-        raise ImitationError(f"{report.faults[0]}{more}")
+    _refuse_faults(report)
     P = game.players
     befores, actions, entry_of, carried_rows = [], [], [], []
     rewards: list[np.ndarray] = []
@@ -234,9 +239,7 @@ def _hand_entries(record: dict) -> tuple[Any, Any, list[tuple[Any, list[int]]]]:
     """
     with watching(light=True) as steps:
         report = replay_report(record)
-    if not report.ok:
-        more = f" (and {len(report.faults) - 1} more faults)" if len(report.faults) > 1 else ""
-        raise ImitationError(f"{report.faults[0]}{more}")
+    _refuse_faults(report)
     entries: list[tuple[Any, list[int]]] = []
     for step in steps:
         if step.action is None:
@@ -434,25 +437,6 @@ def build_sets(
 
 # --------------------------------------------------------------------------
 # Training and measuring
-@dataclass
-class ImitateOptions:
-    """The settings of one imitation run (the CLI's flags)."""
-
-    records: list[str]
-    out: str
-    holdout: float = 0.1
-    epochs: int = 4
-    seed: int = 0
-    init_from: str | None = None
-    hidden: tuple[int, ...] | None = None  # None: DEFAULT_HIDDEN, or init_from's
-    trump_symmetry: bool = True
-    trick_features: bool = True
-    learning_rate: float = 2e-3
-    minibatch_size: int = 512
-    value_coef: float = 0.5
-    threads: int = 1  # torch's (as train.ppo: more only contend with the replay on a small network)
-
-
 def make_network(game: Any, opts: ImitateOptions) -> PolicyNet:
     """The network to train: ``init_from``'s (its shape and weights), else a fresh one of the presets' shape."""
     if opts.init_from:
@@ -514,34 +498,6 @@ def fit(
     return history
 
 
-def agreement(net: PolicyNet, data: DecisionSet, batch: int = 4096) -> dict[str, Any]:
-    """How often the network's greedy move is the recorded one: overall, bids (and hat choices), card plays,
-    and among decisions with more than one legal action; with the counts."""
-    hit = np.zeros(data.n, dtype=bool)
-    choice = np.zeros(data.n, dtype=bool)
-    with torch.inference_mode():
-        for start in range(0, data.n, batch):
-            idx = np.arange(start, min(data.n, start + batch))
-            obs, mask, action, _ = data.batch(idx)
-            logits = masked_logits(net(torch.from_numpy(obs))[0], torch.from_numpy(mask))
-            hit[idx] = logits.argmax(dim=1).numpy() == action
-            choice[idx] = mask.sum(axis=1) > 1
-    card = data.is_card
-
-    def share(rows: np.ndarray) -> dict[str, Any]:
-        n = int(rows.sum())
-        return {"decisions": n, "agreement": float(hit[rows].mean()) if n else None}
-
-    everything = np.ones(data.n, dtype=bool)
-    return {
-        "games": data.games,
-        **share(everything),
-        "bids": share(~card),
-        "cards": share(card),
-        "with_choice": share(choice),
-    }
-
-
 # --------------------------------------------------------------------------
 # The run
 def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -551,8 +507,6 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
     ``init_from`` loaded) before training starts, and the checkpoint is the
     only file written, at the end, atomically.
     """
-    if not 0.0 <= opts.holdout < 1.0:
-        raise ImitationError(f"--holdout must be at least 0 and below 1, got {opts.holdout:g}")
     set_torch_threads(opts.threads)  # numba's threads started first: the replay's kernels would reset it
     torch.set_flush_denormal(True)  # as train.ppo: tiny gradients would otherwise take the slow denormal path
     torch.manual_seed(opts.seed)  # the fresh network's initial weights
@@ -616,41 +570,17 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def cli_imitate(args: Any, options: dict[str, Any]) -> int:
-    """``bobshat imitate``: the game from ``options`` (make_game's), the rest from ``args``."""
+    """``bobshat imitate``: the game from ``options`` (make_game's), the run from ``args`` (its flags)."""
     from bobshat_env.games import make_game
-    from bobshat_env.paths import check_writable, replace_bytes
     from train.runtime.pool import sigterm_as_exit
 
+    opts = options_from(ImitateOptions, {}, vars(args))
     game = make_game(args.game, **options)
-    opts = ImitateOptions(
-        records=list(args.records),
-        out=args.out,
-        holdout=args.holdout,
-        epochs=args.epochs,
-        seed=args.seed,
-        init_from=args.init_from,
-        hidden=tuple(args.hidden) if args.hidden else None,
-        learning_rate=args.learning_rate,
-        minibatch_size=args.minibatch_size,
-        value_coef=args.value_coef,
-    )
-    out = Path(opts.out)
-    for path in (out, out.with_name(out.name + ".json")) if out.name else (out,):  # the checkpoint, its sidecar
-        check_writable(path, "--out", regular=True)
-    if args.json not in (None, "-"):
-        check_writable(args.json, "--json")
-    to_stdout = args.json == "-"
+    check_checkpoint_out(opts.out)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with sigterm_as_exit():  # SIGTERM: exit 143 through the cleanup (a checkpoint write taken back)
         report = imitate(game, opts, log)
-    text = format_report(report)
-    print(text, file=sys.stderr if to_stdout else sys.stdout)
-    if args.json is not None:
-        data = json.dumps(report, indent=1) + "\n"
-        if to_stdout:
-            sys.stdout.write(data)
-        else:
-            replace_bytes(args.json, data.encode("utf-8"))
+    write_report(report, args.json, format_report(report))
     return 0
 
 

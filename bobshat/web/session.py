@@ -38,7 +38,7 @@ from bobshat_env.config import ConfigError
 from bobshat_env.core import rng
 from bobshat_env.core.tricks import IllegalActionError
 from bobshat_env.games import DESCRIPTIONS, Game, describe, make_game
-from bobshat_env.paths import check_writable
+from bobshat_env.paths import check_writable, sidecar
 from bobshat_env.records import Recorder, write_jsonl
 from bobshat_env.records.io import check_records_output
 from bobshat_env.seating import SeatDispatch
@@ -490,7 +490,7 @@ class AgentCatalog:
 
             for pt in sorted(folder.glob("*.pt")):
                 try:
-                    meta = json.loads(pt.with_name(pt.name + ".json").read_text())
+                    meta = json.loads(Path(sidecar(pt)).read_text())
                     self.shipped[f"ppo:{pt.stem}"] = (f"ppo:{pt}", str(meta["game"]), int(meta["players"]))
                 except (OSError, ValueError, KeyError, TypeError):
                     continue  # no readable sidecar: not offered

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bobshat_env.core import rng
+from train.runtime.kit import policy_outputs
 
 if TYPE_CHECKING:
     from bobshat_env.games import Game
@@ -165,30 +166,19 @@ class PolicyValue:
         self.net, _ = load_policy(path, game, device=device)
 
     def seat_values(self, state: Any) -> np.ndarray:
-        import torch
-
         n, P = state.batch_size, self.game.players
         if n == 0:
             return np.zeros((0, P))
         obs = np.concatenate([self.game.observe(state, seat=np.full(n, p, dtype=np.int64)) for p in range(P)])
-        out = np.empty(obs.shape[0], dtype=np.float32)
-        with torch.inference_mode():
-            for s in range(0, obs.shape[0], 65536):
-                out[s : s + 65536] = self.net(torch.from_numpy(obs[s : s + 65536]))[1].float().cpu().numpy()
+        out = policy_outputs(self.net, obs).value
         return out.reshape(P, n).T.astype(np.float64) / REWARD_SCALE
 
     def values_of(self, state: Any, seat: np.ndarray) -> np.ndarray:
         """(n,) the value of seat ``seat[i]`` in row i (one network row per game, not P)."""
-        import torch
-
         if state.batch_size == 0:
             return np.zeros(0)
         obs = self.game.observe(state, seat=np.asarray(seat, dtype=np.int64))
-        out = np.empty(obs.shape[0], dtype=np.float32)
-        with torch.inference_mode():
-            for s in range(0, obs.shape[0], 65536):
-                out[s : s + 65536] = self.net(torch.from_numpy(obs[s : s + 65536]))[1].float().cpu().numpy()
-        return out.astype(np.float64) / REWARD_SCALE
+        return policy_outputs(self.net, obs).value.astype(np.float64) / REWARD_SCALE
 
 
 def shipped_value_path(game: Game) -> str | None:

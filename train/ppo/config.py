@@ -24,6 +24,7 @@ from agents.features import TrickFeatures
 from agents.ppo_agent import DEVICES, PolicyNet
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import make_game
+from train.runtime.kit import safe_yaml  # the one alias-safe YAML loader of every preset
 
 if TYPE_CHECKING:
     from bobshat_env.games import Game
@@ -144,22 +145,6 @@ def _yaml_error(where: str, err: yaml.YAMLError) -> ValueError:
     if ctx and ctx_mark is not None and mark is not None and ctx_mark.line != mark.line:
         what += f" ({ctx} at line {ctx_mark.line + 1}, column {ctx_mark.column + 1})"
     return ValueError(f"{where}: not valid YAML{at}: {what}")
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing aliases (``*name``): a config has no use for them, and a few nested ones
-    (a "billion laughs") make a 1 KB file expand to billions of entries when the settings are copied."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config", mark)
-        return super().compose_node(parent, index)
-
-
-def safe_yaml(text: str) -> Any:
-    """``yaml.safe_load`` without aliases (:class:`_NoAliasLoader`); a yaml.YAMLError for bad text."""
-    return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader subclass
 
 
 def _load_yaml_value(name: str, text: str) -> Any:
