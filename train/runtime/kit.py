@@ -99,12 +99,13 @@ def _kind(f: dataclasses.Field) -> tuple[str, str | None, bool]:
 def _why(flag: str, kind: str, value: Any, meta: Any) -> str | None:
     """Why ``value`` is no valid ``kind`` within the field's range and choices (one line naming ``flag``)."""
     types, what = _TYPES[kind]
+    number: Any = value  # a number once the type check passes (lo and hi are only given to numbers)
     if not isinstance(value, types) or (isinstance(value, bool) and kind != "bool"):
         return f"{flag} must be {what}, got {value!r}"
     lo, hi, (left, right) = meta["lo"], meta["hi"], meta["ends"]
     low = lo is not None and (value <= lo if left == "(" else value < lo)
     high = hi is not None and (value >= hi if right == ")" else value > hi)
-    if lo is not None and (low or high or not math.isfinite(float(value))):
+    if lo is not None and (low or high or not math.isfinite(number)):
         return f"{flag} must be in {left}{lo:g}, {hi:g}{right}, got {value!r}"
     if meta["choices"] is not None and value not in meta["choices"]:
         return f"{flag} must be one of {', '.join(meta['choices'])}, got {value!r}"
