@@ -90,11 +90,11 @@ def _default_note(given: Any, players: int) -> str:
 VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
     "bobs_hat": {
         "tiny": {"players": 3, "suits": 1, "ranks": 4, "hand_size_base": 0, "hands": 1},
-        "small": {"players": 3, "suits": 2, "ranks": 3, "hand_size_base": 1, "hands": 1},
+        "small": {"players": 3, "suits": 1, "ranks": 6, "hand_size_base": 1, "hands": 1},
     },
     "oh_hell": {
         "tiny": {"players": 3, "suits": 2, "ranks": 3, "start_size": 1},
-        "small": {"players": 3, "suits": 2, "ranks": 4, "start_size": 2, "hands": 1},
+        "small": {"players": 3, "suits": 1, "ranks": 7, "start_size": 2, "hands": 1},
     },
 }
 

@@ -96,7 +96,10 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         name="bobs_hat",
         title="Where's Bob's Hat?",
         config_cls=BobsHatConfig,
-        cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
+        cli_options=(
+            "hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode",
+            "suits", "ranks", "hand_size_base",
+        ),  # fmt: skip
         render="bobshat_env.text.bobs_hat:render",
         play_text="bobshat_env.text.bobs_hat:PlayText",
         record_rules="bobshat_env.records.bobs_hat:BobsHatRules",
@@ -113,7 +116,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         name="oh_hell",
         title="Oh Hell",
         config_cls=OhHellConfig,
-        cli_options=("deal_style", "scoring"),
+        cli_options=("deal_style", "scoring", "suits", "ranks", "start_size", "hands"),
         render="bobshat_env.text.oh_hell:render",
         play_text="bobshat_env.text.oh_hell:PlayText",
         record_rules="bobshat_env.records.oh_hell:OhHellRules",
