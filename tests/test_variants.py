@@ -57,6 +57,7 @@ def test_a_bad_bobs_hat_variant_is_one_line_naming_the_option(options, words):
         ({"players": 3, "suits": 2, "ranks": 3}, "start_size=10 (the default for 3 players) does not fit the 6-card"),
         ({"players": 3, "suits": 2, "ranks": 4, "start_size": 3}, "players * start_size + 1 (the turned trump card)"),
         ({"players": 3, "suits": 2, "ranks": 4, "start_size": 3}, "so start_size must be 1 to 2"),
+        ({"players": 3, "suits": 2, "ranks": 3, "start_size": 2}, "must be at most 6, so start_size must be 1 to 1"),
         ({"start_size": 11}, "bids go up to 10, so start_size must be 1 to 10"),
         ({"start_size": 0}, "start_size must be 1 to 10"),
         ({"start_size": 2, "hands": 4}, "hands=4 does not fit the long deal style from start_size=2: hands must be 1"),
