@@ -22,7 +22,7 @@ Parameters             every option of the game's configuration
                        in the whole game, scores from 0), the game exact
                        methods want; and ``variant``: "" (none) or the name
                        of a small variant (``tiny``, ``small``:
-                       :data:`bobshat_env.config.VARIANTS`), whose options
+                       the config class's ``VARIANTS``), whose options
                        the other parameters override where they are not at
                        their defaults (pyspiel fills in every default, so
                        a default cannot be told from a given one). Bob's Hat's
@@ -186,8 +186,6 @@ def game_type(description: GameDescription) -> pyspiel.GameType:
         provides_observation_tensor=True,
         parameter_specification=parameter_specification(description),
     )
-
-
 
 
 def game_info(rules: Rules) -> pyspiel.GameInfo:

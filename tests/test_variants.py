@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import VARIANTS, BobsHatConfig, ConfigError, OhHellConfig, variant_options
+from bobshat_env.config import BobsHatConfig, ConfigError, OhHellConfig, variant_options
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
@@ -102,13 +102,14 @@ def test_ranks_keep_the_hat_cards_and_their_neighbours():
 
 
 def test_named_variants_expand_and_options_given_win():
-    for game, variants in VARIANTS.items():
-        for name in variants:
+    for game, cls in (("bobs_hat", BobsHatConfig), ("oh_hell", OhHellConfig)):
+        assert list(cls.VARIANTS) == ["tiny", "small"]
+        for name in cls.VARIANTS:
             assert make_game(game, variant=name).config.players == 3
     game = make_game("oh_hell", variant="tiny", scoring="negative")
     assert (game.config.suits, game.config.ranks, game.config.start_size, game.config.scoring) == (2, 3, 1, "negative")
-    assert variant_options("bobs_hat", "tiny", ranks=5)["ranks"] == 5
-    with pytest.raises(ConfigError, match="unknown variant 'huge' of oh_hell; choose one of tiny, small"):
+    assert variant_options(BobsHatConfig, "tiny", ranks=5)["ranks"] == 5
+    with pytest.raises(ConfigError, match="unknown variant 'huge'; choose one of tiny, small"):
         make_game("oh_hell", variant="huge")
 
 

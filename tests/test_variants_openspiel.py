@@ -63,7 +63,7 @@ def test_the_variant_parameter_and_what_overrides_it():
     # pyspiel fills in every default before the game sees its parameters: players=4 is the default, not an override
     assert pyspiel.load_game("python_bobs_hat", {"variant": "tiny", "players": 4}).num_players() == 3
     for params, words in [
-        ({"variant": "huge"}, "unknown variant 'huge' of oh_hell; choose one of tiny, small"),
+        ({"variant": "huge"}, "unknown variant 'huge'; choose one of tiny, small"),
         ({"suits": 1, "ranks": 3}, "too small for 4 players"),
         ({"variant": "small", "start_size": 3}, "start_size=3 does not fit the 7-card deck (suits=1 x ranks=7)"),
     ]:

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..config import VARIANTS, ConfigError, variant_options
+from ..config import ConfigError, variant_options
 from ..games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).
@@ -106,7 +106,7 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
         help="number of hands (Bob's Hat default 12/10/8; Oh Hell: the first hands of the deal style, default all)",
     )  # fmt: skip
     g.add_argument(
-        "--variant", choices=sorted({v for vs in VARIANTS.values() for v in vs}), default=None,
+        "--variant", choices=sorted({v for d in DESCRIPTIONS for v in d.config_cls.VARIANTS}), default=None,
         help="a named small variant of the game (docs/rules.md); the other game flags given override its options",
     )  # fmt: skip
     g.add_argument("--suits", type=INT, default=None, help="small variant: suits in the deck (default all)")
@@ -153,7 +153,7 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
             flag = "--" + given[0].replace("_", "-")
             raise ConfigError(f"{flag} is one of the {other.title} options; {game.title} has no such option")
     if getattr(args, "variant", None):  # the variant's options, under the flags given
-        return variant_options(args.game, args.variant, **opts)
+        return variant_options(game.config_cls, args.variant, **opts)
     return {"players": 4, **opts}
 
 
