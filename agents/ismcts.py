@@ -324,8 +324,9 @@ class ISMCTSAgent:
         out = []
         for b in range(seat.shape[0]):
             h = hashlib.blake2b(digest_size=16)
-            for part in (np.ascontiguousarray(obs[b], dtype=np.float32), np.int64(seat[b]), np.ascontiguousarray(void[b])):
-                h.update(np.asarray(part).tobytes())
+            h.update(np.ascontiguousarray(obs[b], dtype=np.float32).tobytes())
+            h.update(np.int64(seat[b]).tobytes())
+            h.update(np.ascontiguousarray(void[b], dtype=bool).tobytes())
             digest = h.digest()
             words = [int.from_bytes(digest[k : k + 8], "little") for k in (0, 8)]
             out.append(np.random.default_rng(np.random.SeedSequence([self.entropy, *words])))
