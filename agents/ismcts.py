@@ -273,6 +273,7 @@ class ISMCTSAgent:
         low, span = self._bounds(state.hand_no)
         forest = Forest(n, S + 1, game.n_actions, self.uct_c)
         trees = np.arange(n)
+        result, m = game.new_result(n), np.empty((n, game.n_actions), dtype=bool)  # reused by every step
         for i in range(S):
             st = state.copy()
             st.hands = hands[:, i].copy()
@@ -284,12 +285,9 @@ class ISMCTSAgent:
             live = st.phase < core.DEAL
             t = 0
             while live.any():
-                m = game.legal_action_mask(st)
+                game.legal_action_mask(st, out=m)
                 m[~live, 0] = True  # finished rows ride along (their action is ignored)
-                a = np.zeros(n, dtype=np.int64)
-                roll = np.nonzero(live & ~in_tree)[0]
-                if roll.size:
-                    a[roll] = pick_ranked(m[roll], uniforms[roll, i, t])
+                a = pick_ranked(m, uniforms[:, i, t])  # the rollout's random action (in-tree rows: replaced)
                 sel = np.nonzero(live & in_tree)[0]
                 if sel.size:
                     a[sel], node[sel], expanded = forest.descend(
@@ -298,7 +296,7 @@ class ISMCTSAgent:
                     path[sel, depth[sel]] = node[sel]
                     depth[sel] += 1
                     in_tree[sel[expanded]] = False
-                game.step(st, a, active=live, auto_deal=False, legal=m)
+                game.step(st, a, active=live, auto_deal=False, legal=m, result=result)
                 t += 1
                 live = st.phase < core.DEAL
             pts = st.scores.astype(np.float64) - start  # (n, P) the hand's scores
