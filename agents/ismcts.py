@@ -120,6 +120,20 @@ def ucb_scores(
     return np.where(have, value, -np.inf)
 
 
+def hand_rewards(points: np.ndarray, low: np.ndarray, span: np.ndarray, objective: str = "score") -> np.ndarray:
+    """(n, P) every seat's reward for its hand's ``points`` (n, P), on the scale of a range of 1.
+
+    ``score``: ``(points - low) / span``, in [0, 1] when ``low`` and ``low +
+    span`` (n,) are the hand's score bounds; ``diff``: a seat's points minus
+    the mean of the other seats', over ``span`` (in [-1, 1]).
+    """
+    pts = np.asarray(points, dtype=np.float64)
+    if objective == "diff":
+        P = pts.shape[1]
+        return (pts - (pts.sum(axis=1, keepdims=True) - pts) / (P - 1)) / span[:, None]
+    return (pts - low[:, None]) / span[:, None]
+
+
 class Forest:
     """The search trees of a batch of decisions, one per decision, in flat arrays.
 
@@ -277,7 +291,7 @@ class ISMCTSAgent:
         for i in range(S):
             st = state.copy()
             st.hands = hands[:, i].copy()
-            start = st.scores.astype(np.float64)
+            start = st.scores.copy()
             node = forest.root.copy()
             path = np.full((n, L), -1, dtype=np.int64)  # the nodes below the root each tree went through
             depth = np.zeros(n, dtype=np.int64)
@@ -299,13 +313,7 @@ class ISMCTSAgent:
                 game.step(st, a, active=live, auto_deal=False, legal=m, result=result)
                 t += 1
                 live = st.phase < core.DEAL
-            pts = st.scores.astype(np.float64) - start  # (n, P) the hand's scores
-            if self.objective == "diff":
-                pts = pts - (pts.sum(axis=1, keepdims=True) - pts) / (P - 1)
-                reward = pts / span[:, None]
-            else:
-                reward = (pts - low[:, None]) / span[:, None]
-            forest.backprop(path, reward)
+            forest.backprop(path, hand_rewards(st.scores - start, low, span, self.objective))
         self.stats["nodes"] += int((forest.free - forest.root).sum())
         return forest.root_visits()
 
