@@ -268,8 +268,19 @@ class ISMCTSAgent:
         return out
 
     # -- one batch of searches
-    def _search(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None) -> np.ndarray:
-        game, core, S = self.game, self.game.module, self.sims
+    def determinize(
+        self, obs: np.ndarray, seat: np.ndarray, public: dict | None = None
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
+        """What the search of each decision starts from: its public state, ``sims`` worlds and random numbers.
+
+        Returns the public state (other hands empty), the worlds' hands (n,
+        sims, P, N) (the seat's own hand, the hidden cards dealt consistently
+        with the counts and voids it has seen) and (n, sims, L) uniform numbers
+        (one per action of an iteration: expansions and rollouts), all drawn
+        from the decision's own stream.
+        """
+        game, S = self.game, self.sims
+        seat = np.asarray(seat, dtype=np.int64)
         n, P = seat.shape[0], game.players
         state, counts, unseen = game.public_state(obs, seat)
         void = trick_voids(state.trick, state.led_suit, game.deck)
@@ -284,6 +295,12 @@ class ISMCTSAgent:
             own = state.hands[one, seat[b]]
             hands[b] = sample_hands(own, seat[one], unseen[one], counts[one], void[one], game.deck, S, gens[b])[0]
             uniforms[b] = gens[b].random((S, L), dtype=np.float32)
+        return state, hands, uniforms
+
+    def _search(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None) -> np.ndarray:
+        game, core, S = self.game, self.game.module, self.sims
+        state, hands, uniforms = self.determinize(obs, seat, public)
+        n, L = seat.shape[0], uniforms.shape[2]
         low, span = self._bounds(state.hand_no)
         forest = Forest(n, S + 1, game.n_actions, self.uct_c)
         trees = np.arange(n)

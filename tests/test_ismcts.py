@@ -135,6 +135,19 @@ def test_bobs_hat_the_sure_bid_is_found():
     assert visits[0, bid_action("blue+red+black")] > 150
 
 
+def test_bobs_hat_the_dealer_keeps_the_hat_it_will_take():
+    """The dealer with the five top trumps takes every trick, so the hat if any hat card is dealt: +10 is
+    never worse than -10 and better in most worlds (a decision of two actions is searched too)."""
+    game = make_game("bobs_hat", players=4)
+    for objective in ("score", "diff"):
+        g = BHGame(game.config)
+        g.deal("blue", ["blue20 blue19 blue18 blue17 blue16", "red3 red4 black5 black6 blue1",
+                        "red8 red9 black9 black10 blue2", "red11 red12 black1 black2 blue3"])  # fmt: skip
+        action, visits, mask = _decide(game, g.state, f"ismcts:sims=60,objective={objective}")
+        assert mask[0].sum() == 2 and action[0] == bh.HAT_PLUS
+        assert visits[0, bh.HAT_PLUS] > visits[0, bh.HAT_MINUS]
+
+
 # -- legal, seeded, independent of the batch, honest
 def _positions(game, n: int, steps: int, seed: int):
     """``n`` games after ``steps`` random actions each, and their public record."""
@@ -259,3 +272,25 @@ def test_bad_options_are_one_clear_line(spec, message):
 def test_it_needs_a_game():
     with pytest.raises(ValueError, match="the 'ismcts' agent needs a game"):
         make_agent("ismcts")
+
+
+@pytest.mark.parametrize("name, steps", [("bobs_hat", 20), ("oh_hell", 14), ("oh_hell", 25)])
+def test_the_worlds_agree_with_all_the_seat_has_seen(name, steps):
+    """Every world keeps the seat's own hand, gives each other seat as many cards as it holds, deals no card
+    seen, and no card of a suit to a seat the public record shows void in it."""
+    game = make_game(name, players=4)
+    state, public = _positions(game, 8, steps, 13)
+    me = state.cur.astype(np.int64)
+    agent = make_agent("ismcts:sims=25", game, seed=1)
+    _, hands, uniforms = agent.determinize(game.observe(state), me, public)
+    B, S = hands.shape[:2]
+    rows = np.arange(B)
+    assert uniforms.shape[:2] == (B, S) and ((uniforms >= 0) & (uniforms < 1)).all()
+    assert (hands[rows, :, me] == state.hands[rows, None, me]).all()
+    np.testing.assert_array_equal(hands.sum(axis=3), np.broadcast_to(state.hands.sum(axis=2)[:, None], (B, S, 4)))
+    assert not (hands & state.played[:, None, None]).any()
+    suit = np.eye(game.deck.n_suits, dtype=bool)[game.deck.suit_of]  # (N, S)
+    held = hands.astype(np.int64) @ suit.astype(np.int64)  # (B, S, P, suits)
+    assert public["void"].any()  # the positions do show voids
+    assert not (held[public["void"][:, None].repeat(S, axis=1)] > 0).any()
+    assert (held.sum(axis=(1, 2)) > 0).all()  # (the check reads cards that are there)
