@@ -294,3 +294,15 @@ def test_the_worlds_agree_with_all_the_seat_has_seen(name, steps):
     assert public["void"].any()  # the positions do show voids
     assert not (held[public["void"][:, None].repeat(S, axis=1)] > 0).any()
     assert (held.sum(axis=(1, 2)) > 0).all()  # (the check reads cards that are there)
+
+
+def test_the_speed_benchmark_measures_a_batch(capsys):
+    from benchmarks.ismcts_speed import main, measure
+
+    row = measure(make_game("oh_hell", players=4), "ismcts:sims=3", batch=3, steps=5)
+    assert (row["batch"], row["steps"], row["searched"]) == (3, 5, 3)
+    assert row["cpu_ms_per_decision"] > 0 and row["decisions_per_cpu_second"] > 0
+    with pytest.raises(SystemExit) as err:
+        main(["--batch", "two"])
+    assert err.value.code == 2
+    assert "--batch and --steps want comma-separated whole numbers, got 'two'" in capsys.readouterr().err
