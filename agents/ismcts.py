@@ -45,7 +45,7 @@ the scale of a reward range of 1, as in the paper (which used 0.7 for
 win/loss rewards), and one value suits both games and every hand size. The
 bounds are loose (Bob's Hat's assume one seat takes every card), so the
 rewards seen spread over less than the whole range, which calls for a smaller
-constant than the paper's: the default 0.2 and the measurements behind it are
+constant than the paper's: the default 0.3 and the measurements behind it are
 in docs/results/ismcts.md. OpenSpiel's bot adds raw scores: its ``uct_c`` of
 2 on Oh Hell's 10-card hands (scores 0 to 20) is 0.1 here.
 
@@ -68,10 +68,10 @@ a decision is a pure function of (seed, what the seat knows): the same with
 any other decisions in the batch, in any order, and the same when anything
 hidden changes.
 
-Options (spec ``ismcts:sims=1000,uct_c=0.2``):
+Options (spec ``ismcts:sims=1000,uct_c=0.3``):
 
 - ``sims`` (default 1000): iterations per decision;
-- ``uct_c`` (default 0.2): the exploration constant on normalized rewards;
+- ``uct_c`` (default 0.3): the exploration constant on normalized rewards;
 - ``objective``: ``score`` (default) or ``diff`` (see above);
 - ``batch`` (default 128): decisions searched together, a memory bound (a
   decision holds its ``sims`` determinizations, random numbers and a tree of
@@ -220,7 +220,7 @@ class ISMCTSAgent:
         game: Game | None = None,
         seed: int | None = None,
         sims: int = 1000,
-        uct_c: float = 0.2,
+        uct_c: float = 0.3,
         objective: str = "score",
         batch: int = 128,
     ):
