@@ -209,6 +209,13 @@ class Forest:
         ch = self.child[self.root]
         return np.where(ch >= 0, self.visits[np.maximum(ch, 0)], 0.0)
 
+    def root_values(self) -> np.ndarray:
+        """(trees, A) the mean reward of each root child for the searching seat (NaN where none)."""
+        ch = self.child[self.root]
+        ids = np.maximum(ch, 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ch >= 0, self.total[ids] / self.visits[ids], np.nan)
+
 
 class ISMCTSAgent:
     """Single-observer information set MCTS for both games (see the module docstring)."""
@@ -259,13 +266,25 @@ class ISMCTSAgent:
         self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None
     ) -> np.ndarray:
         """(B, A) how many of the ``sims`` iterations chose each action at the root (searched in batches)."""
+        return self.search(obs, mask, seat, public)[0]
+
+    def action_values(
+        self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None
+    ) -> np.ndarray:
+        """(B, A) each root action's mean reward for the seat (normalized, see ``objective``), NaN where not tried."""
+        return self.search(obs, mask, seat, public)[1]
+
+    def search(
+        self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(B, A) root visits and (B, A) root mean rewards of every decision, searched ``batch`` at a time."""
         mask = np.asarray(mask, dtype=bool)
         seat = np.asarray(seat, dtype=np.int64)
-        out = np.zeros(mask.shape)
+        visits, values = np.zeros(mask.shape), np.full(mask.shape, np.nan)
         for i in range(0, mask.shape[0], self.batch):
             r = np.arange(i, min(i + self.batch, mask.shape[0]))
-            out[r] = self._search(np.asarray(obs)[r], mask[r], seat[r], _rows(public, r))
-        return out
+            visits[r], values[r] = self._search(np.asarray(obs)[r], mask[r], seat[r], _rows(public, r))
+        return visits, values
 
     # -- one batch of searches
     def determinize(
@@ -297,7 +316,9 @@ class ISMCTSAgent:
             uniforms[b] = gens[b].random((S, L), dtype=np.float32)
         return state, hands, uniforms
 
-    def _search(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None) -> np.ndarray:
+    def _search(
+        self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         game, core, S = self.game, self.game.module, self.sims
         state, hands, uniforms = self.determinize(obs, seat, public)
         n, L = seat.shape[0], uniforms.shape[2]
@@ -332,7 +353,7 @@ class ISMCTSAgent:
                 live = st.phase < core.DEAL
             forest.backprop(path, hand_rewards(st.scores - start, low, span, self.objective))
         self.stats["nodes"] += int((forest.free - forest.root).sum())
-        return forest.root_visits()
+        return forest.root_visits(), forest.root_values()
 
     def _bounds(self, hand_no: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(low, high - low) of one seat's score in each row's hand (the game's ``score_bounds``)."""

@@ -108,16 +108,24 @@ def _decide(game, state, spec: str, seed: int = 1):
 
 @pytest.mark.parametrize("objective", ["score", "diff"])
 def test_oh_hell_the_sure_bid_is_found(objective):
-    """Holding the three top trumps of a 3-card hand, bidding 3 scores 13 in every world; any other bid 3."""
+    """Holding the three top trumps of a 3-card hand, bidding 3 scores 13 in every world; any other bid 3.
+    The game's scores so far (not 0: a later hand) do not count in the hand's reward."""
     size = 3
     hand_no = make_game("oh_hell", players=4).config.hand_sizes.index(size)
     hands = [["5H", "9C", "3D"], ["AS", "KS", "QS"], ["7H", "8C", "2D"], ["JH", "TC", "4D"]]
     game, state = _oh_hell_position(hands, "2S", hand_no, dealer=0)
+    state.scores[0] = [31, 57, 12, 40]
     assert int(state.cur[0]) == 1  # the searcher bids first
     action, visits, mask = _decide(game, state, f"ismcts:sims=100,objective={objective}")
     assert action[0] == oh.BID_BASE + 3
     assert visits[0].sum() == 100 and (visits[0][~mask[0]] == 0).all()
     assert visits[0, oh.BID_BASE + 3] > 50
+    values = make_agent(f"ismcts:sims=100,objective={objective}", game, seed=1).action_values(
+        game.observe(state), mask, state.cur.astype(np.int64)
+    )
+    assert np.isnan(values[0][~mask[0]]).all()
+    if objective == "score":  # the hand's bounds are 0 and 13: the sure bid scores 13, 1 in reward; the others 3
+        np.testing.assert_allclose(values[0, oh.BID_BASE + np.arange(4)], [3 / 13, 3 / 13, 3 / 13, 1.0])
 
 
 def test_bobs_hat_the_sure_bid_is_found():
@@ -132,7 +140,7 @@ def test_bobs_hat_the_sure_bid_is_found():
     assert g.cur == 1
     action, visits, _ = _decide(game, g.state, "ismcts:sims=200")
     assert action[0] == bid_action("blue+red+black")
-    assert visits[0, bid_action("blue+red+black")] > 100
+    assert visits[0, bid_action("blue+red+black")] > 200 / 3  # of 15 bids
 
 
 def test_bobs_hat_the_dealer_keeps_the_hat_it_will_take():
