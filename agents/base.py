@@ -64,7 +64,7 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.ndim != 2:
         raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
-    return pick_ranked(mask, gen.random(mask.shape[0]))
+    return pick_ranked(mask, np.asarray(gen.random(mask.shape[0])))
 
 
 def pick_ranked(mask: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -86,7 +86,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -244,7 +244,8 @@ class ISMCTSAgent:
         self.cfg = game.config
         self.sims, self.uct_c, self.objective, self.batch = sims, float(uct_c), objective, batch
         self.name = f"ismcts:sims={sims},uct_c={uct_c:g}" + ("" if objective == "score" else f",objective={objective}")
-        self.entropy = int(np.random.SeedSequence(seed).entropy)  # seed None: fresh entropy, still one per agent
+        # an int seed or None (fresh entropy, still one per agent) gives an int
+        self.entropy = int(cast(int, np.random.SeedSequence(seed).entropy))
         self.stats = {"decisions": 0, "searched": 0, "nodes": 0, "seconds": 0.0, "cpu_seconds": 0.0}
 
     def act(self, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray, public: dict | None = None) -> np.ndarray:
