@@ -64,9 +64,18 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.ndim != 2:
         raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
+    return pick_ranked(mask, np.asarray(gen.random(mask.shape[0])))
+
+
+def pick_ranked(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """(B,) the legal action of rank ``floor(u[b] * count)`` in each row of a (B, A) mask, ``u`` in [0, 1).
+
+    :func:`sample_masked` with the uniforms given: a search that draws its
+    random numbers ahead (one stream per decision) picks with it.
+    """
     flags = np.ascontiguousarray(mask if mask.dtype == np.bool_ else mask != 0).view(np.uint8)
     out = np.empty(mask.shape[0], dtype=np.int64)
-    bad = _pick_ranked.on(mask.shape[0])(flags, gen.random(mask.shape[0]), out)
+    bad = _pick_ranked.on(mask.shape[0])(flags, np.ascontiguousarray(u, dtype=np.float64), out)
     if bad >= 0:
         raise ValueError(f"row {bad} of the mask has no legal action")
     return out

@@ -329,3 +329,18 @@ register(
     spec="search:policy=PATH[,worlds=N,...]",
     help="decision-time search: sampled deals played out by a trained policy at every seat (agents/search.py)",
 )
+
+
+def _ismcts(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+    """``ismcts:sims=N,...``: information set MCTS (Cowling et al. 2012), random rollouts on the batched core."""
+    from .ismcts import make_ismcts_agent
+
+    return make_ismcts_agent(game, seed=seed, **options)
+
+
+register(
+    "ismcts",
+    _ismcts,
+    spec="ismcts[:sims=N,uct_c=C,objective=score|diff]",
+    help="single-observer information set MCTS, random rollouts, both games (agents/ismcts.py)",
+)

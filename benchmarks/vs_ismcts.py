@@ -34,6 +34,7 @@ finished, and ``--first-deal`` lets processes split a range of deals;
 twice), as one run over all their deals would report it.
 
     python -m benchmarks.vs_ismcts --agent ppo:checkpoints/oh_hell_4p.pt --sims 1000 --deals 200
+    python -m benchmarks.vs_ismcts --agent ismcts:sims=1000 --sims 1000 --deals 300   # ours against theirs
     python -m benchmarks.vs_ismcts --merge part0.json part1.json --json all.json
 """
 
