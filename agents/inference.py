@@ -47,7 +47,8 @@ METHODS = ("none", "policy", "learned")
 SCOPES = ("bids", "all")  # policy inference: the hat choice and the bids only, or every action of the hand
 MIN_PROB = 1e-3  # floor of an observed action's probability in the likelihood: one surprise does not rule a world out
 NOBODY = 0  # the holder class of a card no seat holds (out of play, not dealt)
-CARDS_SUFFIX = ".cards.pt"  # the card-location network beside its policy: oh_hell_4p.pt -> oh_hell_4p.cards.pt
+CARDS_SUFFIX = ".cards"  # the card-location network beside its policy: oh_hell_4p.pt -> oh_hell_4p.cards
+# (not .pt: the shipped folder's *.pt files are policies, listed by name)
 CARDS_MODEL = "card-location"  # the checkpoint metadata's ``model`` of a card-location network
 
 Policy = Callable[[np.ndarray, np.ndarray], torch.Tensor]  # (obs, mask) -> masked logits (B, A)
@@ -178,40 +179,42 @@ class CardNet(nn.Module):
         return self.body(x).view(-1, self.n_cards, self.players)
 
 
-def card_log_marginals(
-    net: CardNet,
-    features: np.ndarray,
-    unseen: np.ndarray,
-    counts: np.ndarray,
-    void: np.ndarray,
-    seat: np.ndarray,
-    deck: Any,
-) -> np.ndarray:
-    """(n, N, P) log-probability of each card's holder class, the hard facts applied.
+def holder_prior(unseen: np.ndarray, counts: np.ndarray, void: np.ndarray, seat: np.ndarray, deck: Any) -> np.ndarray:
+    """(n, N, P) log prior of each card's holder class from the hard facts: -inf where impossible.
 
-    The network's softmax with the impossible holders removed: a seat known
-    void in the card's suit or holding no card, and ``nobody`` where the
-    other seats hold every unseen card. Rows of cards that are not unseen are
-    left as the network says (nobody scores them).
+    A seat may hold a card in proportion to the cards it holds (nobody: to
+    the unseen cards no seat holds), unless it is known void in the card's
+    suit or holds nothing; nobody cannot where the other seats hold every
+    unseen card. This is about the uniform sampler's marginal (exact without
+    voids); the card-location network learns a correction to it. A card with
+    no possible holder (one the seat has seen: never scored) gets a flat prior.
     """
-    with torch.inference_mode():
-        logits = net(torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))).double().numpy()
-    n, N, P = logits.shape
     seat = np.asarray(seat, dtype=np.int64)
-    ok = np.ones((n, N, P), dtype=bool)
+    unseen = np.asarray(unseen, dtype=bool)
+    n, N = unseen.shape
+    P = np.asarray(counts).shape[1]
+    w = np.zeros((n, N, P))
     rel_void = relative_voids(np.asarray(void, dtype=bool), seat)  # (n, P, S)
     rel_counts = relative_voids(np.asarray(counts, dtype=np.int64)[:, :, None], seat)[:, :, 0]  # (n, P)
-    ok[:, :, 1:] = ~rel_void[:, 1:, :][:, :, deck.suit_of].transpose(0, 2, 1)  # (n, N, P-1)
-    ok[:, :, 1:] &= (rel_counts[:, 1:] > 0)[:, None, :]
-    unseen = np.asarray(unseen, dtype=bool)
-    ok[:, :, NOBODY] = (unseen.sum(axis=1) > rel_counts[:, 1:].sum(axis=1))[:, None]
-    ok |= ~ok.any(axis=2, keepdims=True)  # (an impossible card keeps the network's word; it is never scored)
-    logits = np.where(ok, logits, -np.inf)
+    w[:, :, 1:] = rel_counts[:, None, 1:] * ~rel_void[:, 1:, :][:, :, deck.suit_of].transpose(0, 2, 1)
+    w[:, :, NOBODY] = np.maximum(unseen.sum(axis=1) - rel_counts[:, 1:].sum(axis=1), 0)[:, None]
+    w = np.where(w.sum(axis=2, keepdims=True) > 0, w, 1.0)
+    with np.errstate(divide="ignore"):
+        logw = np.log(w)
+    return logw - np.logaddexp.reduce(logw, axis=2, keepdims=True)
+
+
+def card_log_marginals(net: CardNet, features: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """(n, N, P) log-probability of each card's holder class: the softmax of the network's correction added
+    to the hard facts' ``prior`` (:func:`holder_prior`), impossible holders excluded."""
+    with torch.inference_mode():
+        logits = net(torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))).double().numpy()
+    logits = np.where(np.isfinite(prior), logits + prior, -np.inf)
     return logits - np.logaddexp.reduce(logits, axis=2, keepdims=True)
 
 
 def cards_path(policy: str | Path) -> Path:
-    """The card-location network's file beside a policy checkpoint (``oh_hell_4p.pt`` -> ``oh_hell_4p.cards.pt``)."""
+    """The card-location network's file beside a policy checkpoint (``oh_hell_4p.pt`` -> ``oh_hell_4p.cards``)."""
     p = Path(policy)
     stem = p.name[: -len(".pt")] if p.name.endswith(".pt") else p.name
     return p.with_name(stem + CARDS_SUFFIX)
@@ -265,7 +268,12 @@ def load_card_net(path: str | Path, game: Game) -> CardNet:
 
 
 def world_log_weights(logq: np.ndarray, hands: np.ndarray, seat: np.ndarray, unseen: np.ndarray) -> np.ndarray:
-    """(n, M) sum over the unseen cards of log q(card -> the holder world m gives it); ``logq`` (n, N, P)."""
+    """(n, M) sum over the unseen cards of log q(card -> the holder world m gives it); ``logq`` (n, N, P).
+
+    The learned sampler passes the network's marginal divided by the prior
+    (log q - log prior): the uniform proposal's marginals are about the prior,
+    so the reweighted worlds' marginals come out about the network's.
+    """
     cls = holders(hands, seat)  # (n, M, N)
     lq = np.take_along_axis(logq[:, None, :, :], cls[..., None], axis=3)[..., 0]  # (n, M, N)
     lq = np.where(np.asarray(unseen, dtype=bool)[:, None, :], lq, 0.0)
@@ -339,7 +347,8 @@ class WorldSampler:
         elif infer and self.method == "learned":
             assert self.cards is not None
             feats = card_features(game, obs, seat, public)
-            logq = card_log_marginals(self.cards, feats, unseen, counts, void, seat, game.deck)
-            logw = world_log_weights(logq, hands, seat, unseen)
+            prior = holder_prior(unseen, counts, void, seat, game.deck)
+            logq = card_log_marginals(self.cards, feats, prior)
+            logw = world_log_weights(logq - np.where(np.isfinite(prior), prior, 0.0), hands, seat, unseen)
             hands = hands[b[:, None], resample(logw, W, self.gen)]
         return state, hands
