@@ -289,7 +289,10 @@ class WorldSampler:
     ``cards`` (a :class:`CardNet`) by ``"learned"``. Weighted methods need
     ``oversample > 1`` to choose among worlds, and ``policy`` needs the hand's
     public history (an arena hands it to agents that declare ``needs_public``);
-    without them the worlds are uniform.
+    without them the worlds are uniform. ``temper`` (0, 1] raises the weights
+    to that power: below 1 the worlds spread over more of the proposals (the
+    product of many action probabilities of a greedy player is sharper than
+    what it knows, and a few worlds drawn again and again search little).
     """
 
     def __init__(
@@ -302,6 +305,7 @@ class WorldSampler:
         policy: Policy | None = None,
         scope: str = "all",
         cards: CardNet | None = None,
+        temper: float = 1.0,
     ):
         if method not in METHODS:
             raise ValueError(f"unknown inference {method!r}; choose one of {', '.join(METHODS)}")
@@ -313,7 +317,9 @@ class WorldSampler:
             raise ValueError("inference=learned needs a card-location network")
         self.game, self.method, self.worlds, self.oversample = game, method, int(worlds), int(oversample)
         self.gen = gen if gen is not None else np.random.default_rng()
-        self.policy, self.scope, self.cards = policy, scope, cards
+        if isinstance(temper, bool) or not isinstance(temper, (int, float)) or not 0 < temper <= 1:
+            raise ValueError(f"inference temper must be a number in (0, 1], got {temper!r}")
+        self.policy, self.scope, self.cards, self.temper = policy, scope, cards, float(temper)
 
     def facts(
         self, obs: np.ndarray, seat: np.ndarray, public: dict | None
@@ -343,12 +349,12 @@ class WorldSampler:
             assert self.policy is not None
             played_by = np.asarray(public["played_by"])
             logw = policy_log_likelihood(game, self.policy, state, hands, seat, played_by, history, self.scope)
-            hands = hands[b[:, None], resample(logw, W, self.gen)]
+            hands = hands[b[:, None], resample(logw * self.temper, W, self.gen)]
         elif infer and self.method == "learned":
             assert self.cards is not None
             feats = card_features(game, obs, seat, public)
             prior = holder_prior(unseen, counts, void, seat, game.deck)
             logq = card_log_marginals(self.cards, feats, prior)
             logw = world_log_weights(logq - np.where(np.isfinite(prior), prior, 0.0), hands, seat, unseen)
-            hands = hands[b[:, None], resample(logw, W, self.gen)]
+            hands = hands[b[:, None], resample(logw * self.temper, W, self.gen)]
         return state, hands

@@ -73,7 +73,8 @@ Options (spec ``search:policy=PATH,worlds=32,top_k=3``):
   every other seat's public action of the hand, ``learned`` weighted by a
   card-location network's marginals (``cards=PATH``, default the policy's
   file with ``.cards.pt``: ``bobshat infer --train`` writes it);
-  ``oversample`` (default 4) worlds drawn per world kept;
+  ``oversample`` (default 4) worlds drawn per world kept; ``temper``
+  (default 1) the power the weights are raised to;
 - ``belief`` (default ``none``): the older spelling of policy inference:
   ``all`` is ``inference=policy``, ``bids`` weights by the hat choice and
   the bids only;
@@ -128,6 +129,7 @@ class PolicySearchAgent:
         inference: str = "none",
         cards: str = "",
         oversample: int = 4,
+        temper: float = 1.0,
         value_scale: float = 10.0,
         max_rows: int = 20000,
         net: PolicyNet | None = None,
@@ -192,7 +194,7 @@ class PolicySearchAgent:
         self.gen = np.random.default_rng(ss.spawn(1)[0])
         self.sampler = WorldSampler(
             game, method, worlds, oversample, self.gen, policy=lambda o, m: self._policy(o, m)[0],
-            scope="bids" if belief == "bids" else "all", cards=card_net,
+            scope="bids" if belief == "bids" else "all", cards=card_net, temper=temper,
         )  # fmt: skip
         self.torch_gen = torch.Generator()
         self.torch_gen.manual_seed(int(ss.generate_state(1)[0]))
@@ -343,7 +345,7 @@ def _rows(public: dict | None, rows: Any) -> dict | None:
 def make_search_agent(game: Game | None = None, seed: int | None = None, **options: Any) -> PolicySearchAgent:
     """Factory behind the ``search:policy=PATH,...`` agent spec."""
     known: tuple[str, ...] = ("policy", "worlds", "top_k", "horizon", "certain", "z", "bids", "playout", "belief")
-    known += ("inference", "cards", "oversample")
+    known += ("inference", "cards", "oversample", "temper")
     known += ("value_scale", "max_rows")
     unknown = sorted(set(options) - set(known))
     if unknown:

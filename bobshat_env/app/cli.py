@@ -798,6 +798,7 @@ def _infer_parser(sub: Any) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed of the deals, the worlds, the fit (0)")
     p.add_argument("--worlds", type=int_range(1, 1024), default=32, help="worlds drawn per decision (32)")
     p.add_argument("--oversample", type=int_range(1, 64), default=4, help="worlds weighed per world kept (4)")
+    p.add_argument("--temper", type=float_range(0.01, 1.0), default=1.0, help="power of the worlds' weights (1)")
     p.add_argument("--seats", default=None, help="seats whose decisions are scored: all, or e.g. 0,2 (all)")
     p.add_argument("--max-hands", type=int_range(1, 1000), default=None, help="stop each game after N hands")
     p.add_argument("--train", action="store_true", help="train the card-location network instead (writes --out)")

@@ -124,7 +124,14 @@ def cli_infer(args: Any, options: dict[str, Any]) -> int:
 
     samplers = {
         m: WorldSampler(
-            game, m, args.worlds, args.oversample, np.random.default_rng([args.seed, i]), logits, cards=card_net
+            game,
+            m,
+            args.worlds,
+            args.oversample,
+            np.random.default_rng([args.seed, i]),
+            logits,
+            cards=card_net,
+            temper=args.temper,
         )  # fmt: skip
         for i, m in enumerate(methods)
     }
@@ -137,7 +144,8 @@ def cli_infer(args: Any, options: dict[str, Any]) -> int:
             print(f"  {done[0]}/{games} games", file=sys.stderr)
 
     doc = measure(game, samplers, player, games, args.seed, seats, args.max_hands, progress)
-    doc.update({"policy": policy, "play": play, "oversample": args.oversample})
+    doc.update({"policy": Path(policy).name, "play": args.play or "ppo", "oversample": args.oversample})
+    doc["temper"] = args.temper
     print(format_report(doc), file=out)
     if args.json:
         _write_json(args.json, doc)
