@@ -318,6 +318,8 @@ def test_search_inference_options_are_clear_errors(tmp_path):
         (f"search:policy={ck},inference=oracle", "unknown search inference 'oracle'"),
         (f"search:policy={ck},inference=learned,belief=all", "belief=all is policy inference"),
         (f"search:policy={ck},cards=x.cards", "add inference=learned"),
+        (f"search:policy={ck},inference=policy,temper=0", "temper must be a number in"),
+        (f"search:policy={ck},inference=policy,temper=1.5", "temper must be a number in"),
         (f"search:policy={ck},inference=learned,cards={tmp_path / 'no.cards'}", "no card-location network"),
         (f"search:policy={ck},inference=learned", "no card-location network at .*oh_hell_4p.cards|"),
     ):
