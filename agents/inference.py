@@ -12,16 +12,17 @@ spec (``search:policy=PATH,inference=METHOD``):
   the hand in that world (:func:`policy_log_likelihood`: the hand is replayed
   on the engine from each world's deal, one network call for all worlds of
   all decisions per replayed step), then ``worlds`` of them resampled;
-- ``learned``: the same, weighted by a card-location network's marginals
-  (:class:`CardNet`: for each unseen card, which seat holds it, from the
-  seat's own view) as the product over the unseen cards of the probability
-  of the holder the world gives it.
+- ``learned``: worlds dealt card by card from a card-location network's
+  marginals (:class:`CardNet`: for each unseen card, which seat holds it,
+  from the seat's own view, as a correction to the hard facts' prior
+  :func:`holder_prior`), each card's holder drawn in proportion to the room
+  it has left times the network's correction (:func:`deal_from_marginals`;
+  with no correction, a uniform deal).
 
-Both weighted methods are sampling-importance-resampling with the uniform
-consistent sampler as the proposal, so every world drawn satisfies the hard
-facts exactly whatever the weights say; the target is the uniform
-distribution reweighted by the likelihood (policy) or by the product of the
-network's marginals (learned), restricted to consistent deals.
+Policy inference is sampling-importance-resampling with the uniform
+consistent sampler as the proposal; the learned deal never breaks a void or
+a hand size. Every world drawn satisfies the hard facts exactly, whatever the
+weights or the network say.
 
 Holders are numbered from the seat's point of view (:data:`NOBODY` = 0, the
 card is out of play or not dealt; 1..P-1 = the seats after it, clockwise),
@@ -267,17 +268,82 @@ def load_card_net(path: str | Path, game: Game) -> CardNet:
     return net
 
 
-def world_log_weights(logq: np.ndarray, hands: np.ndarray, seat: np.ndarray, unseen: np.ndarray) -> np.ndarray:
-    """(n, M) sum over the unseen cards of log q(card -> the holder world m gives it); ``logq`` (n, N, P).
+def deal_from_marginals(
+    logit: np.ndarray,
+    own_hand: np.ndarray,
+    seat: np.ndarray,
+    unseen: np.ndarray,
+    counts: np.ndarray,
+    void: np.ndarray,
+    deck: Any,
+    worlds: int,
+    gen: np.random.Generator,
+    max_tries: int = 20,
+) -> np.ndarray:
+    """(n, W, P, N) deals drawn card by card, each card's holder in proportion to the room it has left times
+    ``exp(logit)`` (n, N, P; by holder class), under the hard facts.
 
-    The learned sampler passes the network's marginal divided by the prior
-    (log q - log prior): the uniform proposal's marginals are about the prior,
-    so the reweighted worlds' marginals come out about the network's.
+    With ``logit`` zero this is a uniform deal of the unseen cards (a card
+    goes to each holder in proportion to the cards it still has to receive);
+    a learned correction tilts it toward the holders the network favours.
+    The cards go in a random order; a void seat never gets its suit and no
+    holder gets more cards than it holds, so a deal can run into a card with
+    no room left: it is drawn again, up to ``max_tries`` times, after which
+    those worlds come from the uniform sampler. Every world is consistent.
     """
-    cls = holders(hands, seat)  # (n, M, N)
-    lq = np.take_along_axis(logq[:, None, :, :], cls[..., None], axis=3)[..., 0]  # (n, M, N)
-    lq = np.where(np.asarray(unseen, dtype=bool)[:, None, :], lq, 0.0)
-    return lq.sum(axis=2)
+    seat = np.asarray(seat, dtype=np.int64)
+    unseen = np.asarray(unseen, dtype=bool) & ~np.asarray(own_hand, dtype=bool)
+    n, N = unseen.shape
+    P = np.asarray(counts).shape[1]
+    rel_counts = relative_voids(np.asarray(counts, dtype=np.int64)[:, :, None], seat)[:, :, 0].copy()
+    cap0 = rel_counts
+    cap0[:, NOBODY] = unseen.sum(axis=1) - rel_counts[:, 1:].sum(axis=1)
+    if np.any(cap0 < 0):
+        raise ValueError("the other seats hold more cards than are unseen")
+    allowed = np.ones((n, N, P), dtype=bool)
+    rel_void = relative_voids(np.asarray(void, dtype=bool), seat)  # (n, P, S)
+    allowed[:, :, 1:] = ~rel_void[:, 1:, :][:, :, deck.suit_of].transpose(0, 2, 1)
+    tilt = np.exp(logit - logit.max(axis=2, keepdims=True)) * allowed  # (n, N, P)
+    R = n * worlds
+    row_of = np.repeat(np.arange(n), worlds)
+    cls = np.full((R, N), -1, dtype=np.int64)
+    todo = np.arange(R)
+    steps = int(unseen.sum(axis=1).max(initial=0))
+    for _ in range(max_tries):
+        if not todo.size:
+            break
+        rows = row_of[todo]
+        t = todo.size
+        cap = cap0[rows].astype(np.float64)
+        out = np.full((t, N), NOBODY, dtype=np.int64)
+        order = np.argsort(np.where(unseen[rows], gen.random((t, N)), 2.0), axis=1)
+        ok = np.ones(t, dtype=bool)
+        ar = np.arange(t)
+        for j in range(steps):
+            c = order[:, j]
+            live = unseen[rows, c] & ok
+            w = cap * tilt[rows, c]  # (t, P)
+            cum = np.cumsum(w, axis=1)
+            total = cum[:, -1]
+            ok &= ~(live & (total <= 0))
+            live &= total > 0
+            h = np.minimum((cum < (gen.random(t) * total)[:, None]).sum(axis=1), P - 1)
+            out[ar[live], c[live]] = h[live]
+            cap[ar[live], h[live]] -= 1
+        cls[todo[ok]] = out[ok]
+        todo = todo[~ok]
+    hands = np.zeros((R, P, N), dtype=bool)
+    r, c = np.nonzero((cls > NOBODY) & unseen[row_of])
+    hands[r, (seat[row_of[r]] + cls[r, c]) % P, c] = True
+    hands[np.arange(R), seat[row_of]] = np.asarray(own_hand, dtype=bool)[row_of]
+    if todo.size:  # the worlds that kept running out of room: uniform ones
+        need = np.unique(row_of[todo])
+        for b in need:
+            k = todo[row_of[todo] == b]
+            fill = sample_hands(own_hand[b : b + 1], seat[b : b + 1], unseen[b : b + 1], counts[b : b + 1],
+                                void[b : b + 1], deck, k.size, gen)  # fmt: skip
+            hands[k] = fill[0]
+    return hands.reshape(n, worlds, P, N)
 
 
 # --------------------------------------------------------------------------
@@ -286,13 +352,14 @@ class WorldSampler:
     """``worlds`` consistent deals of the hidden cards per decision, drawn by one inference method.
 
     ``policy`` (obs, mask -> masked logits) is needed by ``method="policy"``,
-    ``cards`` (a :class:`CardNet`) by ``"learned"``. Weighted methods need
-    ``oversample > 1`` to choose among worlds, and ``policy`` needs the hand's
-    public history (an arena hands it to agents that declare ``needs_public``);
-    without them the worlds are uniform. ``temper`` (0, 1] raises the weights
-    to that power: below 1 the worlds spread over more of the proposals (the
-    product of many action probabilities of a greedy player is sharper than
-    what it knows, and a few worlds drawn again and again search little).
+    ``cards`` (a :class:`CardNet`) by ``"learned"``. Policy inference needs
+    ``oversample > 1`` to choose among worlds and the hand's public history
+    (an arena hands it to agents that declare ``needs_public``); without them
+    the worlds are uniform. ``temper`` (0, 1] raises the weights
+    to that power (the learned correction is scaled by it): below 1 the
+    worlds spread wider (the product of many action probabilities of a greedy
+    player is sharper than what it knows, and a few worlds drawn again and
+    again search little).
     """
 
     def __init__(
@@ -339,22 +406,21 @@ class WorldSampler:
         state, counts, unseen, void = self.facts(obs, seat, public)
         b = np.arange(seat.shape[0])
         history = None if public is None else public.get("history")
-        if self.method == "policy":
-            infer = history is not None and self.oversample > 1
-        else:
-            infer = self.method == "learned" and self.oversample > 1
+        if self.method == "learned":
+            assert self.cards is not None
+            feats = card_features(game, obs, seat, public)
+            prior = holder_prior(unseen, counts, void, seat, game.deck)
+            logq = card_log_marginals(self.cards, feats, prior)
+            with np.errstate(invalid="ignore"):  # (-inf - -inf where a holder is impossible: replaced by 0)
+                logit = np.where(np.isfinite(prior), logq - prior, 0.0) * self.temper  # the network's correction
+            own = state.hands[b, seat]
+            return state, deal_from_marginals(logit, own, seat, unseen, counts, void, game.deck, W, self.gen)
+        infer = self.method == "policy" and history is not None and self.oversample > 1
         M = W * self.oversample if infer else W
         hands = sample_hands(state.hands[b, seat], seat, unseen, counts, void, game.deck, M, self.gen)
         if infer and public is not None and self.method == "policy":
             assert self.policy is not None
             played_by = np.asarray(public["played_by"])
             logw = policy_log_likelihood(game, self.policy, state, hands, seat, played_by, history, self.scope)
-            hands = hands[b[:, None], resample(logw * self.temper, W, self.gen)]
-        elif infer and self.method == "learned":
-            assert self.cards is not None
-            feats = card_features(game, obs, seat, public)
-            prior = holder_prior(unseen, counts, void, seat, game.deck)
-            logq = card_log_marginals(self.cards, feats, prior)
-            logw = world_log_weights(logq - np.where(np.isfinite(prior), prior, 0.0), hands, seat, unseen)
             hands = hands[b[:, None], resample(logw * self.temper, W, self.gen)]
         return state, hands

@@ -24,6 +24,7 @@ from agents.inference import (
     holders,
     load_card_net,
     policy_log_likelihood,
+    resample,
     save_card_net,
 )
 from agents.ppo_agent import masked_logits
@@ -219,6 +220,13 @@ def test_weighted_methods_choose_among_the_worlds():
         club = unseen & (game.deck.suit_of == 0)
         draws[method] = (holders(hands, me) == 1)[club[:, None, :].repeat(32, 1)].mean()
     assert draws["learned"] > draws["none"] + 0.02
+
+
+def test_resampling_follows_the_weights():
+    logw = np.log(np.array([[1.0, 1.0, 98.0, 0.0], [0.0, 50.0, 0.0, 50.0]]) + 1e-300)
+    idx = resample(logw, 100, np.random.default_rng(0))
+    assert (idx[0] == 2).sum() >= 97 and set(idx[0]) <= {0, 1, 2}
+    assert (idx[1] == 1).sum() == 50 and (idx[1] == 3).sum() == 50  # systematic: exact shares
 
 
 def test_the_measurement_scores_truth_zero_and_uniform_minus_log_holders():
