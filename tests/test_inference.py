@@ -355,6 +355,7 @@ def test_cli_bad_inputs_are_one_line_errors(tmp_path):
         (["--seats", "x"], "--seats must be 'all' or seats 0-3"),
         (["--methods", "learned", "--cards", str(tmp_path / "no.cards")], "no card-location network"),
         (["--train", "--methods", "none", "--out", str(out)], "--methods chooses what the measurement scores"),
+        (["--train", "--out", str(out)], "--holdout 0.1 of 1 game(s) leaves none to fit"),
         (["--policy", str(tmp_path / "none.pt")], "no checkpoint"),
         (["--games", "0"], "argument --games: must be 1 to 100,000"),
         (["--worlds", "-2"], "argument --worlds: must be 1 to 1,024"),

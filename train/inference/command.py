@@ -77,6 +77,8 @@ def cli_infer(args: Any, options: dict[str, Any]) -> int:
     if args.train:
         if args.methods is not None:
             raise ConfigError("--methods chooses what the measurement scores; --train measures the network alone")
+        if args.holdout > 0 and max(1, round(args.holdout * games)) >= games:
+            raise ConfigError(f"--holdout {args.holdout:g} of {games} game(s) leaves none to fit: play more --games")
         target = Path(args.out) if args.out else cards_path(policy)
         player = make_agent(play, game, seed=args.seed)
         if not args.quiet:

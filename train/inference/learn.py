@@ -145,6 +145,10 @@ def train(
     gen = np.random.default_rng(seed)
     ids = np.unique(examples.game)
     held = gen.permutation(ids)[: max(1, int(round(holdout * ids.size)))] if holdout > 0 else np.array([], int)
+    if held.size >= ids.size:
+        raise ValueError(
+            f"--holdout {holdout:g} holds out all {ids.size} game(s): none is left to fit (play more games)"
+        )
     is_held = np.isin(examples.game, held)
     fit, test = examples.take(np.nonzero(~is_held)[0]), examples.take(np.nonzero(is_held)[0])
     net = CardNet(examples.x.shape[1], examples.truth.shape[1], examples.prior.shape[2], hidden)
