@@ -225,7 +225,7 @@ def test_weighted_methods_choose_among_the_worlds():
         _, hands = sampler.sample(obs, me, public)
         club = unseen & (game.deck.suit_of == 0)
         draws[method] = (holders(hands, me) == 1)[club[:, None, :].repeat(32, 1)].mean()
-    assert draws["learned"] > draws["none"] + 0.02
+    assert draws["learned"] > draws["none"] + 0.2  # (measured: 0.67 against 0.26; a uniform deal: 0.29)
 
 
 def test_resampling_follows_the_weights():
