@@ -242,22 +242,30 @@ def save_card_net(path: str | Path, game: Game, net: CardNet, extra: dict[str, A
     write_checkpoint(path, tensors, {**card_net_meta(game, net), **(extra or {})})
 
 
-def load_card_net(path: str | Path, game: Game) -> CardNet:
-    """A card-location network written by :func:`save_card_net`, checked against ``game``; a clear error if not."""
+def card_net_mismatch(meta: dict[str, Any], game: Game) -> str | None:
+    """Why a card-location network's metadata does not fit ``game`` (None: it fits)."""
+    if meta.get("model") != CARDS_MODEL:
+        return "is not a card-location network (a policy? those are ppo:PATH)"
+    if meta.get("game") != game.name or meta.get("players") != game.players:
+        return f"is for {meta.get('game')} with {meta.get('players')} players, not {game.name} with {game.players}"
+    if meta.get("obs_size") != card_feature_size(game) or meta.get("n_cards") != game.deck.n_cards:
+        return f"reads {meta.get('obs_size')} inputs; this game's view has {card_feature_size(game)}"
+    return None
+
+
+def load_card_net(path: str | Path, game: Game, fits_only: bool = False) -> CardNet | None:
+    """A card-location network written by :func:`save_card_net`, checked against ``game``; a clear error if
+    it does not fit (with ``fits_only``, None instead: a network of another table is simply not used; a
+    damaged file is an error either way)."""
     from .checkpoint import CheckpointError, load_checkpoint
 
     tensors, meta = load_checkpoint(path)
     where = repr(str(path))
-    if meta.get("model") != CARDS_MODEL:
-        raise CheckpointError(f"{where} is not a card-location network (a policy? those are ppo:PATH)")
-    if meta.get("game") != game.name or meta.get("players") != game.players:
-        raise CheckpointError(
-            f"{where} is for {meta.get('game')} with {meta.get('players')} players, not {game.name} with {game.players}"
-        )
-    if meta.get("obs_size") != card_feature_size(game) or meta.get("n_cards") != game.deck.n_cards:
-        raise CheckpointError(
-            f"{where} reads {meta.get('obs_size')} inputs; this game's view has {card_feature_size(game)}"
-        )
+    why = card_net_mismatch(meta, game)
+    if why is not None:
+        if fits_only:
+            return None
+        raise CheckpointError(f"{where} {why}")
     net = CardNet(meta["obs_size"], meta["n_cards"], meta["players"], tuple(meta["hidden"]))
     state = {k[len("cards.") :]: v for k, v in tensors.items() if k.startswith("cards.")}
     try:

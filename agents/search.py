@@ -70,9 +70,11 @@ Options (spec ``search:policy=PATH,worlds=32,top_k=3``):
 - ``inference`` (default ``none``): how the worlds are drawn
   (:mod:`agents.inference`): ``none`` uniformly among the deals consistent
   with the hard facts, ``policy`` weighted by the policy's likelihood of
-  every other seat's public action of the hand, ``learned`` weighted by a
+  every other seat's public action of the hand, ``learned`` dealt from a
   card-location network's marginals (``cards=PATH``, default the policy's
-  file with ``.cards.pt``: ``bobshat infer --train`` writes it);
+  file with ``.cards`` for ``.pt``: ``bobshat infer --train`` writes it; the
+  4-player policies ship one); ``auto`` is ``learned`` where that network
+  is there and fits the table, else ``none``;
   ``oversample`` (default 4) worlds drawn per world kept; ``temper``
   (default 1) the power the weights are raised to;
 - ``belief`` (default ``none``): the older spelling of policy inference:
@@ -92,6 +94,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -105,7 +108,8 @@ if TYPE_CHECKING:
 
 PLAYOUTS = ("greedy", "sample")
 BELIEFS = ("none", "bids", "all")  # the older spelling of policy inference: belief=all is inference=policy
-__all__ = ["BELIEFS", "METHODS", "MIN_PROB", "PLAYOUTS", "PolicySearchAgent", "make_search_agent"]
+INFERENCES = ("auto", *METHODS)  # auto: learned where the policy has a card-location network, else none
+__all__ = ["BELIEFS", "INFERENCES", "METHODS", "MIN_PROB", "PLAYOUTS", "PolicySearchAgent", "make_search_agent"]
 
 
 class PolicySearchAgent:
@@ -154,13 +158,13 @@ class PolicySearchAgent:
             raise ValueError(f"unknown search playout {playout!r}; choose one of {', '.join(PLAYOUTS)}")
         if belief not in BELIEFS:
             raise ValueError(f"unknown search belief {belief!r}; choose one of {', '.join(BELIEFS)}")
-        if inference not in METHODS:
-            raise ValueError(f"unknown search inference {inference!r}; choose one of {', '.join(METHODS)}")
+        if inference not in INFERENCES:
+            raise ValueError(f"unknown search inference {inference!r}; choose one of {', '.join(INFERENCES)}")
         if belief != "none" and inference not in ("none", "policy"):
             raise ValueError(
                 f"search option belief={belief} is policy inference; it cannot go with inference={inference}"
             )
-        if cards and inference != "learned":
+        if cards and inference not in ("auto", "learned"):
             raise ValueError("search option cards names the network of inference=learned; add inference=learned")
         method = "policy" if belief != "none" else inference
         if net is None:  # (after the options are checked: a bad option costs no file read)
@@ -168,7 +172,13 @@ class PolicySearchAgent:
                 raise ValueError("the 'search' agent needs a trained policy: search:policy=PATH")
             net, _ = load_policy(str(policy), game)
         card_net = None
-        if method == "learned":
+        if method == "auto":  # learned where the policy has a network of this table beside it, else uniform
+            where = cards or (str(cards_path(policy)) if policy else "")
+            card_net = load_card_net(where, game, fits_only=True) if where and Path(where).is_file() else None
+            if cards and card_net is None:
+                card_net = load_card_net(cards, game)  # (the error: a named network is for another table)
+            method = "learned" if card_net is not None else "none"
+        elif method == "learned":
             if not cards and not policy:
                 raise ValueError("search option inference=learned needs cards=PATH (a card-location network)")
             where = cards or str(cards_path(policy))

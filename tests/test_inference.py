@@ -177,11 +177,26 @@ def test_none_is_the_uniform_sampler_bit_for_bit(name, steps):
     own = pstate.hands[np.arange(me.shape[0]), me]
     want = sample_hands(own, me, unseen, counts, void, game.deck, 16, np.random.default_rng(7))
     assert np.array_equal(got, want)
-    # and the search's default draws exactly these worlds (its generator is the sampler's)
-    agent = make_agent(f"search:policy={CHECKPOINTS[name]},worlds=16", game, seed=3)
-    twin = make_agent(f"search:policy={CHECKPOINTS[name]},worlds=16,inference=none", game, seed=3)
+    # and the search with inference=none draws exactly these worlds (its generator is the sampler's)
+    agent = make_agent(f"search:policy={CHECKPOINTS[name]},worlds=16,inference=none", game, seed=3)
     assert agent.sampler.method == "none"
-    assert np.array_equal(agent._worlds(obs, me, public)[1], twin._worlds(obs, me, public)[1])
+    gen = np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0])  # the agent's, from its seed
+    assert np.array_equal(
+        agent._worlds(obs, me, public)[1], sample_hands(own, me, unseen, counts, void, game.deck, 16, gen)
+    )
+
+
+def test_auto_is_learned_where_the_policy_has_a_network_of_its_table():
+    for name in ("bobs_hat", "oh_hell"):
+        game = make_game(name, players=4)
+        assert make_agent(f"search:policy={CHECKPOINTS[name]}", game).sampler.method == "none"  # the default
+        assert make_agent(f"search:policy={CHECKPOINTS[name]},inference=auto", game).sampler.method == "learned"
+        short = make_game(name, players=4, **({"hands": 2} if name == "bobs_hat" else {"deal_style": "short_low"}))
+        auto = make_agent(f"search:policy={CHECKPOINTS[name]},inference=auto", short)
+        assert auto.sampler.method == "learned"  # the same view of the cards
+    three = make_game("oh_hell", players=3)  # no network beside the 3-player policy: uniform worlds
+    spec = f"search:policy={ROOT / 'checkpoints' / 'oh_hell_3p.pt'},inference=auto"
+    assert make_agent(spec, three).sampler.method == "none"
 
 
 @pytest.mark.parametrize("name", ["oh_hell", "bobs_hat"])
@@ -330,8 +345,12 @@ def test_search_inference_options_are_clear_errors(tmp_path):
     ck = CHECKPOINTS["oh_hell"]
     for spec, msg in (
         (f"search:policy={ck},inference=oracle", "unknown search inference 'oracle'"),
+        (f"search:policy={ck},belief=all,cards=x.cards", "cards names the network of inference=learned"),
+        (f"search:policy={ck},belief=all,inference=auto", "belief=all is policy inference"),
+        (f"search:policy={ck},inference=auto,cards={CHECKPOINTS['bobs_hat'].with_suffix('.cards')}", "is for bobs_"),
         (f"search:policy={ck},inference=learned,belief=all", "belief=all is policy inference"),
-        (f"search:policy={ck},cards=x.cards", "add inference=learned"),
+        (f"search:policy={ck},inference=none,cards=x.cards", "add inference=learned"),
+        (f"search:policy={ck},inference=auto,cards={tmp_path / 'x.cards'}", "no checkpoint at"),
         (f"search:policy={ck},inference=policy,temper=0", "temper must be a number in"),
         (f"search:policy={ck},inference=policy,temper=1.5", "temper must be a number in"),
         (f"search:policy={ck},inference=learned,cards={tmp_path / 'no.cards'}", "no card-location network"),
