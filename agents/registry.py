@@ -152,6 +152,8 @@ REQUEST_OPTIONS: dict[str, dict[str, tuple[float, float] | None]] = {
         "bids": None,
         "playout": None,
         "belief": None,
+        "inference": None,
+        "temper": None,
         "value_scale": None,
     },
     "ppo": {"path": None, "sample": None},  # (not device: the server's, not the page's, to choose)

@@ -7,8 +7,9 @@ oracles), ``play`` (a human against bots in the terminal), ``serve`` (play,
 watch and replay in the browser), ``bench`` (throughput against peers),
 ``train`` (PPO with self-play), ``exploit`` (a learned best response
 against a frozen bot), ``imitate`` (a policy fitted to records),
-``expert`` (the policy distilled toward search on it) and ``average``
-(one policy from the mean of several policies' weights). Each
+``expert`` (the policy distilled toward search on it), ``average``
+(one policy from the mean of several policies' weights) and ``infer``
+(how close the search's inferred worlds come to the hidden hands). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -418,6 +419,18 @@ def cmd_imitate(args: argparse.Namespace) -> int:
     return cli_imitate(args, game_options(args))
 
 
+def cmd_infer(args: argparse.Namespace) -> int:
+    """Inference quality measured, or the card-location network trained (train/inference/)."""
+    from agents.registry import spec_checkpoints
+    from bobshat_env.paths import checkpoint_files
+    from train.inference.command import cli_infer  # imports torch
+
+    inputs = spec_checkpoints("--play", args.play) + checkpoint_files("--policy", args.policy)
+    inputs += checkpoint_files("--cards", args.cards)
+    check_outputs(args, "json", outputs=checkpoint_files("--out", args.out), inputs=inputs)
+    return cli_infer(args, game_options(args))
+
+
 def cmd_expert(args: argparse.Namespace) -> int:
     """Expert iteration: the policy distilled toward search on it, round after round (train/expert.py)."""
     from bobshat_env.paths import checkpoint_files
@@ -779,6 +792,32 @@ def _imitate_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_imitate)
 
 
+def _infer_parser(sub: Any) -> None:
+    """``bobshat infer``: inference quality of the search's world samplers, or ``--train`` the learned one."""
+    p = sub.add_parser("infer", help="how close inferred worlds come to the hidden hands; --train: the card network")
+    _add_game_options(p)
+    p.add_argument("--policy", default=None, metavar="CKPT", help="the policy (default the table's shipped one)")
+    p.add_argument("--play", default=None, metavar="SPEC", help="the agent at every seat (default ppo:POLICY)")
+    p.add_argument("--methods", default=None, help="inference methods to score: none,policy,learned (none,policy)")
+    p.add_argument("--cards", default=None, metavar="PATH", help="card-location network (default POLICY.cards)")
+    p.add_argument("--games", type=int_range(1, 100_000), default=None, help="games played (8; --train: 1024)")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the deals, the worlds, the fit (0)")
+    p.add_argument("--worlds", type=int_range(1, 1024), default=32, help="worlds drawn per decision (32)")
+    p.add_argument("--oversample", type=int_range(1, 64), default=4, help="worlds weighed per world kept (4)")
+    p.add_argument("--temper", type=float_range(0.01, 1.0), default=1.0, help="power of the worlds' weights (1)")
+    p.add_argument("--seats", default=None, help="seats whose decisions are scored: all, or e.g. 0,2 (all)")
+    p.add_argument("--max-hands", type=int_range(1, 1000), default=None, help="stop each game after N hands")
+    p.add_argument("--train", action="store_true", help="train the card-location network instead (writes --out)")
+    p.add_argument("--out", default=None, metavar="PATH", help="--train: the network's file (default POLICY.cards)")
+    p.add_argument("--epochs", type=int_range(1, 1000), default=4, help="--train: passes over the examples (4)")
+    p.add_argument("--hidden", type=int_list(1, 4096), default=[128, 128], help="--train: layer sizes (128,128)")
+    p.add_argument("--holdout", type=float_range(0.0, 0.9), default=0.1, help="--train: share of games held out")
+    p.add_argument("--keep", type=float_range(0.01, 1.0), default=0.25, help="--train: share of decisions kept")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_infer)
+
+
 def _expert_parser(sub: Any) -> None:
     """``bobshat expert``: its flags (the game's, a preset, one per option of train.options.ExpertOptions)."""
     from train.options import ExpertOptions
@@ -817,6 +856,7 @@ SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _imitate_parser,
     _expert_parser,
     _average_parser,
+    _infer_parser,
 )
 
 

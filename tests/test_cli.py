@@ -22,6 +22,7 @@ COMMANDS = (
     "imitate",
     "expert",
     "average",
+    "infer",
 )
 
 

@@ -122,6 +122,7 @@ BASE = {
     "imitate": ["--records", "existing.jsonl", "--out", "imitated.pt", "--epochs", "1"],
     "expert": ["--game", "bobs_hat", "--init-from", str(SHIPPED_BH), "--out", "expert.pt", "--games", "1"],
     "average": ["--out", "averaged.pt", str(SHIPPED_BH), str(SHIPPED_BH)],  # positionals last: a fuzzed one joins them
+    "infer": ["--games", "1", "--max-hands", "1", "--seats", "0", "--methods", "none", "--worlds", "1", "--quiet"],
 }
 EXIT_OK = {"replay": {0, 1, 2}, "play": {0, 2, 130}}  # replay: 1 = a record has a fault; play: input ended
 
