@@ -9,6 +9,7 @@ built (OpenSpiel's habit of checking parameters up front).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Protocol, Self
 
@@ -211,6 +212,24 @@ class BobsHatConfig:
         return _from_dict(cls, data)
 
 
+@functools.cache
+def _deal_sequence(deal_style: str, s: int) -> tuple[int, ...]:
+    """Oh Hell's hand sizes, hand by hand, of a deal style from the largest hand ``s`` (docs/rules.md).
+    Cached: the engine and the OpenSpiel adapter ask for them at every deal."""
+    down = list(range(s, 0, -1))
+    up = list(range(1, s + 1))
+    short = min(6, s)
+    return tuple(
+        {
+            "long": down + up[1:],
+            "long_inverted": up + down[1:],
+            "short_high_low": list(range(short, 0, -1)) + list(range(2, short + 1)),
+            "short_high": up,
+            "short_low": down,
+        }[deal_style]
+    )
+
+
 @dataclass(frozen=True)
 class OhHellConfig:
     """Options of a game of Oh Hell (docs/rules.md).
@@ -319,20 +338,8 @@ class OhHellConfig:
 
     def _sequence(self) -> tuple[int, ...]:
         """The deal style's whole sequence of hand sizes from ``start_size``."""
-        s = self.start_size
-        assert s is not None  # __post_init__ replaced the default
-        down = list(range(s, 0, -1))
-        up = list(range(1, s + 1))
-        short = min(6, s)
-        return tuple(
-            {
-                "long": down + up[1:],
-                "long_inverted": up + down[1:],
-                "short_high_low": list(range(short, 0, -1)) + list(range(2, short + 1)),
-                "short_high": up,
-                "short_low": down,
-            }[self.deal_style]
-        )
+        assert self.start_size is not None  # __post_init__ replaced the default
+        return _deal_sequence(self.deal_style, self.start_size)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

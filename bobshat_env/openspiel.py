@@ -83,6 +83,7 @@ the Python bot calls; OpenSpiel's C++ ``ISMCTSBot`` cannot reach it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,19 @@ class CardGame(pyspiel.Game):
 
 # --------------------------------------------------------------------------
 # The play of one game: the engine state and what the strings need
+@functools.lru_cache(maxsize=256)
+def _first_state(rules: Rules, first_dealer: int) -> tuple[Any, Any]:
+    """The config with its first dealer and the engine waiting for the first hand's deal. Cached: every
+    state OpenSpiel clones begins as a new initial state (which a deep copy then overwrites)."""
+    cfg = dataclasses.replace(rules.game.config, first_dealer=first_dealer)
+    eng = rules.game.module.init(cfg, np.zeros(1, dtype=np.uint64), auto_deal=False)
+    if rules.single_hand:  # the game starts at hand k, dealt by whoever deals it in the whole game
+        hand_no = rules.single_hand - 1
+        eng.hand_no[0] = hand_no
+        eng.dealer[0] = rotate_dealer(eng.first_dealer, hand_no, rules.game.players)[0]
+    return cfg, eng
+
+
 class HandRecord:
     """One hand as the information-state strings tell it: its chance outcomes and its actions in order."""
 
@@ -281,12 +295,8 @@ class Table:
     # -- chance
     def start(self, first_dealer: int) -> None:
         """Begin the game with its first dealer: the engine waits for the first hand's deal."""
-        self.cfg = dataclasses.replace(self.cfg, first_dealer=first_dealer)
-        self.eng = self.module.init(self.cfg, np.zeros(1, dtype=np.uint64), auto_deal=False)
-        if self.rules.single_hand:  # the game starts at hand k, dealt by whoever deals it in the whole game
-            hand_no = self.rules.single_hand - 1
-            self.eng.hand_no[0] = hand_no
-            self.eng.dealer[0] = rotate_dealer(self.eng.first_dealer, hand_no, self.P)[0]
+        self.cfg, eng = _first_state(self.rules, first_dealer)
+        self.eng = eng.copy()  # the cached state is never changed
         self.new_hand()
 
     def new_hand(self) -> None:
