@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyspiel
 
-    from bobshat_env.config import ConfigError
+    from bobshat_env.core.config import ConfigError
     from bobshat_env.openspiel import tree_size
 
     params = {"variant": args.variant, **dict(args.param)}

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bobshat_env.config import ConfigError, variant_options
+from bobshat_env.core.config import ConfigError, variant_options
 from bobshat_env.games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).

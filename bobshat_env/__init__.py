@@ -12,7 +12,7 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch or numba load an OpenMP runtime
 
-from .config import BobsHatConfig, ConfigError, OhHellConfig
+from .core.config import BobsHatConfig, ConfigError, OhHellConfig
 
 __all__ = ["BobsHatConfig", "OhHellConfig", "ConfigError"]
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """PettingZoo AEC environment for Where's Bob's Hat?.
 
 ``env(**options)`` is ``raw_env`` wrapped in PettingZoo's order-enforcing
-wrapper; the options are those of :class:`~bobshat_env.config.BobsHatConfig`
+wrapper; the options are those of :class:`~bobshat_env.core.config.BobsHatConfig`
 (``players``, ``hands``, ``double_fewest``, ``no_bid``, ``secret_bidding``,
 ``negative_scoring``, ``renege_mode``, ``first_dealer``) plus
 ``render_mode`` (``"ansi"`` or ``"human"``) and ``view``. See

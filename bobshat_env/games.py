@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import BobsHatConfig, ConfigError, GameConfig, OhHellConfig, variant_options
+from .core.config import BobsHatConfig, ConfigError, GameConfig, OhHellConfig, variant_options
 
 if TYPE_CHECKING:
     from .core.observe import ObsLayout

@@ -1,7 +1,7 @@
 """PettingZoo AEC environment for Oh Hell.
 
 ``env(**options)`` is ``raw_env`` wrapped in PettingZoo's order-enforcing
-wrapper; the options are those of :class:`~bobshat_env.config.OhHellConfig`
+wrapper; the options are those of :class:`~bobshat_env.core.config.OhHellConfig`
 (``players`` 3-7, ``deal_style``, ``scoring``, ``first_dealer``) plus
 ``render_mode`` (``"ansi"`` or ``"human"``) and ``view``. Actions: the 52
 cards (OpenSpiel's ids) then bids 0-10 at offset 52. See

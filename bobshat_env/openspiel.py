@@ -15,7 +15,7 @@ nodes, strings, tensors and returns around it.
 
 =====================  ======================================================
 Parameters             every option of the game's configuration
-                       (:mod:`bobshat_env.config`) under its own name, with
+                       (:mod:`bobshat_env.core.config`) under its own name, with
                        its default (``hands=0``: the rulebook's number for the
                        player count), and ``single_hand``: 0 plays the whole
                        game; k plays only hand k of it (its size and dealer as
@@ -89,7 +89,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from .config import ConfigError
+from .core.config import ConfigError
 from .core.resample import sample_hands
 from .core.tricks import rotate_dealer
 from .games import DESCRIPTIONS, Game, GameDescription, make_game

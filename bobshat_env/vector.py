@@ -58,7 +58,7 @@ class VectorEnv:
             with :meth:`pop_records` (costs a little time per step).
         agent_names: the names written in the records, one per seat.
         first_slot: the slot number of game 0 (see Reproducibility above).
-        **options: the game's options (see :mod:`bobshat_env.config`).
+        **options: the game's options (see :mod:`bobshat_env.core.config`).
     """
 
     def __init__(

@@ -14,9 +14,9 @@ from dataclasses import fields
 
 import numpy as np
 
-from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BH_N_CARDS, BH_TRUMPS, bh_parse_card
+from bobshat_env.core.config import BobsHatConfig
 
 _MOST = {"blue": "most_blue", "red": "most_red", "black": "most_black"}
 

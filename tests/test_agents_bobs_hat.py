@@ -11,8 +11,8 @@ from agents.arena import play_games
 from agents.base import RandomAgent
 from agents.composite import CompositeAgent, parse_composite
 from agents.pimc import PIMCAgent
-from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
+from bobshat_env.core.config import BobsHatConfig
 from bobshat_env.games import make_game
 
 CFG4 = BobsHatConfig(players=4)

@@ -9,10 +9,10 @@ from agents import heuristic_oh_hell as ho
 from agents import make_agent
 from agents.arena import play_games
 from agents.base import sample_masked
-from bobshat_env.config import OhHellConfig
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import resample
 from bobshat_env.core.cards import OH_HELL_DECK, oh_card_str, oh_parse_card
+from bobshat_env.core.config import OhHellConfig
 from bobshat_env.games import make_game
 
 CFG = OhHellConfig(players=4)  # long deal style: the first hand deals 10 cards, seat 0 deals

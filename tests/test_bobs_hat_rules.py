@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from bh_script import Game, assert_unchanged, bid_action, card_action, hand_row, snapshot
 
-from bobshat_env.config import BH_DEFAULT_HANDS, BobsHatConfig, ConfigError
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import rng
+from bobshat_env.core.config import BH_DEFAULT_HANDS, BobsHatConfig, ConfigError
 
 ANNA, BOB, CHRIS = 0, 1, 2
 OPTIONS = ("double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode")

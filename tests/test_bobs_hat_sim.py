@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import rng
+from bobshat_env.core.config import BobsHatConfig
 
 OPTION_SETS = {
     "plain": {},

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from bh_script import Game, card_action
 
-from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.cards import oh_parse_card
+from bobshat_env.core.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core.tricks import WHY_MADE, WHY_MISSED, WHY_NO_BID, WHY_RENEGE, WHY_ROLE
 from bobshat_env.games import make_game
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from bobshat.cli import main
-from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat, oh_hell
+from bobshat_env.core.config import BobsHatConfig, OhHellConfig
 from bobshat_env.records import replay_record
 
 ROOT = Path(__file__).resolve().parents[1]

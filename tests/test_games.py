@@ -7,8 +7,8 @@ import pickle
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig, ConfigError, OhHellConfig
 from bobshat_env.core import game_module
+from bobshat_env.core.config import BobsHatConfig, ConfigError, OhHellConfig
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.games import GAMES, describe, describe_config, make_game
 from bobshat_env.text import bobs_hat, oh_hell

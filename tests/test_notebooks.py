@@ -54,8 +54,8 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path):
 
 
 def test_the_envs_guide_observation_tables_match_the_layouts():
-    from bobshat_env.config import BobsHatConfig, OhHellConfig
     from bobshat_env.core import bobs_hat, oh_hell
+    from bobshat_env.core.config import BobsHatConfig, OhHellConfig
 
     text = ENVS_GUIDE.read_text(encoding="utf-8")
     for layout in (bobs_hat.layout(BobsHatConfig(players=4)), oh_hell.layout(OhHellConfig(players=4))):

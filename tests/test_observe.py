@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import observe, rng
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import BH_TRUMPS
+from bobshat_env.core.config import BobsHatConfig, OhHellConfig
 
 
 def _random_positions(cfg, n_games=6, steps=(0, 1, 3, 7, 20, 45, 90)):
@@ -91,7 +91,7 @@ def test_decode_of_an_all_zero_vector_gives_none_for_its_empty_one_hots(module, 
 @pytest.mark.parametrize("view", observe.VIEWS)
 def test_kernels_read_every_slice_offset_by_name_from_the_layout(view):
     """The named offsets tuples hold each slice's start (all_hands only in the full view)."""
-    from bobshat_env.config import OhHellConfig
+    from bobshat_env.core.config import OhHellConfig
 
     for cfg, layout_fn, offsets_fn, cls in (
         (BobsHatConfig(players=5, secret_bidding=True), bh.layout, bh.obs_offsets, bh.ObsOffsets),

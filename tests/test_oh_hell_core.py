@@ -12,10 +12,10 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from bobshat_env.config import ConfigError, OhHellConfig
 from bobshat_env.core import bobs_hat, rng
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_N_CARDS, oh_parse_card
+from bobshat_env.core.config import ConfigError, OhHellConfig
 
 SCORINGS = ("positive", "neutral", "negative")
 STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import OhHellConfig
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.cards import OH_SUIT_CHARS, oh_parse_card
+from bobshat_env.core.config import OhHellConfig
 
 
 def _random_positions(cfg, n_games=6, steps=(0, 1, 3, 7, 20, 45, 90, 150)):

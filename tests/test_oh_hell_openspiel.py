@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import OhHellConfig
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.cards import oh_parse_card
+from bobshat_env.core.config import OhHellConfig
 
 pyspiel = pytest.importorskip("pyspiel")
 

@@ -24,7 +24,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 import bobshat_env.openspiel as osp  # noqa: E402  (registers the games; needs pyspiel)
-from bobshat_env.config import OH_DEAL_STYLES, OH_SCORINGS, ConfigError  # noqa: E402
+from bobshat_env.core.config import OH_DEAL_STYLES, OH_SCORINGS, ConfigError  # noqa: E402
 from bobshat_env.core.tricks import rotate_dealer  # noqa: E402
 from bobshat_env.games import make_game  # noqa: E402
 

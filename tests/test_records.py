@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig, OhHellConfig
 from bobshat_env.core import bobs_hat, oh_hell, rng
 from bobshat_env.core.cards import bh_card_str, bh_parse_card, oh_parse_card
+from bobshat_env.core.config import BobsHatConfig, OhHellConfig
 from bobshat_env.records import (
     Fault,
     Recorder,

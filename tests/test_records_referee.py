@@ -16,8 +16,8 @@ import pytest
 from record_referee import openspiel_oh_hell, referee_bobs_hat, referee_oh_hell
 
 from bobshat.cli import main
-from bobshat_env.config import OhHellConfig
 from bobshat_env.core import bobs_hat as bh
+from bobshat_env.core.config import OhHellConfig
 from bobshat_env.records import read_jsonl, replay_report, write_jsonl
 from bobshat_env.vector import VectorEnv
 

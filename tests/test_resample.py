@@ -10,10 +10,10 @@ import pytest
 from bh_script import Game
 
 from agents.base import sample_masked
-from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import resample
 from bobshat_env.core.cards import BOBS_HAT_DECK, Deck, bh_parse_card
+from bobshat_env.core.config import BobsHatConfig
 from bobshat_env.games import make_game
 
 

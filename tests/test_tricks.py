@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.cards import BOBS_HAT_DECK, OH_HELL_DECK, bh_card, bh_hand_size, oh_parse_card
+from bobshat_env.core.config import BobsHatConfig
 from bobshat_env.core.tricks import (
     card_strength,
     count_unseen,

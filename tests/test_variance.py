@@ -413,7 +413,7 @@ def test_cli_variance_reduction_flags(tmp_path, capsys):
 def test_a_shipped_policy_that_cannot_value_the_table_turns_the_reduction_off(monkeypatch):
     import train.evaluate.variance
     from agents.shipped import table_checkpoint
-    from bobshat_env.config import ConfigError
+    from bobshat_env.core.config import ConfigError
     from bobshat_env.games import make_game
     from train.evaluate.tournament import _vr_setup
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bobshat_env.config import BobsHatConfig, ConfigError, OhHellConfig, variant_options
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core import rng
 from bobshat_env.core.cards import BH_IS_HAT_CARD, bh_deck_mask, bh_kept_ranks, oh_deck_mask
+from bobshat_env.core.config import BobsHatConfig, ConfigError, OhHellConfig, variant_options
 from bobshat_env.core.resample import sample_hands
 from bobshat_env.core.tricks import deal_shuffled
 from bobshat_env.games import make_game

@@ -9,7 +9,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 import bobshat_env.openspiel as osp  # noqa: E402  (registers the games; needs pyspiel)
-from bobshat_env.config import ConfigError  # noqa: E402
+from bobshat_env.core.config import ConfigError  # noqa: E402
 
 VARIANT_CASES = [
     ("python_oh_hell", {"variant": "tiny"}),

@@ -68,7 +68,7 @@ import torch.nn.functional as F
 from agents.checkpoint import POLICY_PREFIX, net_meta, write_checkpoint
 from agents.features import TrickFeatures
 from agents.ppo_agent import PolicyNet, load_policy, masked_logits
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 from bobshat_env.core.symmetry import trump_canonical
 from bobshat_env.records import RecordFormatError, read_records, replay_report, replay_steps
 from bobshat_env.records.steps import watching

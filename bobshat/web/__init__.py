@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 
 __all__ = ["serve"]
 

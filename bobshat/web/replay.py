@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 from bobshat_env.games import make_game
 from bobshat_env.records import RecordLineTooLong, read_records, replay_report, replay_steps
 from bobshat_env.text import tell_step

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from bobshat.terminal import HUMAN, new_seed
-from bobshat_env.config import ConfigError
 from bobshat_env.core import rng
+from bobshat_env.core.config import ConfigError
 from bobshat_env.core.tricks import IllegalActionError
 from bobshat_env.games import DESCRIPTIONS, Game, describe, make_game
 from bobshat_env.paths import check_writable, sidecar

@@ -39,7 +39,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..config import BH_MAX_HANDS, BobsHatConfig
 from . import rng
 from .cards import (
     BH_IS_HAT_CARD,
@@ -52,6 +51,7 @@ from .cards import (
     bh_parse_card,
 )
 from .compiled import batch_kernel, step_chunks
+from .config import BH_MAX_HANDS, BobsHatConfig
 from .observe import (
     BAD_STATE,
     GameObservation,

@@ -44,10 +44,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..config import OH_SCORINGS, OhHellConfig
 from . import rng
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
 from .compiled import batch_kernel, step_chunks
+from .config import OH_SCORINGS, OhHellConfig
 from .observe import (
     BAD_STATE,
     GameObservation,

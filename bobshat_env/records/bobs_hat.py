@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from ..config import BobsHatConfig
 from ..core import bobs_hat
 from ..core.cards import (
     BH_SUITS,
@@ -22,6 +21,7 @@ from ..core.cards import (
     bh_hand_size,
     bh_parse_card,
 )
+from ..core.config import BobsHatConfig
 from .faults import HandFaults
 from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int, is_int_list, variant_record
 from .steps import step_one

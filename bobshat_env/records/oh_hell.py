@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import OhHellConfig
 from ..core import oh_hell
 from ..core.cards import OH_HELL_DECK, OH_SUITS, oh_card_str, oh_parse_card
+from ..core.config import OhHellConfig
 from .faults import HandFaults
 from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int_list, variant_record
 from .steps import step_one

@@ -29,7 +29,7 @@ import numpy as np
 from .rules import FORMAT, Entries, is_int, rules_for
 
 if TYPE_CHECKING:
-    from ..config import GameConfig
+    from ..core.config import GameConfig
     from ..games import Game
 
 _ENTRY_ARRAYS = (

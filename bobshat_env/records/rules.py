@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..config import ConfigError, GameConfig
+from ..core.config import ConfigError, GameConfig
 from ..games import GAMES, Game, GameDescription, describe, describe_config, load
 from .faults import FaultSink, HandFaults
 

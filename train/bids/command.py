@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from agents.registry import split_specs
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 from bobshat_env.games import make_game
 from bobshat_env.paths import replace_bytes
 

@@ -25,7 +25,7 @@ def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
     so each holds every seat's cards). The pairwise entry of the report is
     then the paired difference of the two, with its 95% CI.
     """
-    from bobshat_env.config import ConfigError
+    from bobshat_env.core.config import ConfigError
 
     n, v, m = layout.lower().partition("v")
     if not (v and n.isdigit() and m.isdigit()) or int(n) < 1 or int(m) < 1:
@@ -41,7 +41,7 @@ def layout_specs(agents: list[str], layout: str, players: int) -> list[str]:
 
 def cli_eval(args: Any, options: dict[str, Any]) -> int:
     """Run ``bobshat eval`` from parsed arguments and the game options of ``cli.game_options``."""
-    from bobshat_env.config import ConfigError
+    from bobshat_env.core.config import ConfigError
 
     if not getattr(args, "variance_reduction", False):  # each --vr-* option tunes the reduction: alone, a mistake
         for flag in VR_FLAGS:

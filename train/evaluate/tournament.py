@@ -369,7 +369,7 @@ def _vr_setup(
     if path is None:
         return None, f"no shipped policy for {game.name} with {game.players} players to take values from (--vr-value)"
     from agents.ppo_agent import load_policy  # check it loads for this game before any play
-    from bobshat_env.config import ConfigError
+    from bobshat_env.core.config import ConfigError
 
     try:
         load_policy(path, game)

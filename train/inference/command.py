@@ -13,7 +13,7 @@ import torch
 from agents.inference import METHODS, WorldSampler, cards_path, load_card_net, save_card_net
 from agents.ppo_agent import load_policy, masked_logits
 from agents.registry import make_agent
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 from bobshat_env.games import Game, make_game
 from bobshat_env.paths import replace_bytes
 

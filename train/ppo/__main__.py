@@ -8,7 +8,7 @@ sits on a higher floor than train.
 
 import sys
 
-from bobshat_env.config import ConfigError
+from bobshat_env.core.config import ConfigError
 from train.ppo.run import main
 from train.runtime.pool import caused_by_interrupt, sigint_after_compiles
 

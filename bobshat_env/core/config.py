@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 
-from .core.cards import (
+from .cards import (
     BH_HAND_SIZE_BASE,
     BH_RANKS,
     BH_SUITS,
