@@ -309,9 +309,8 @@ def exact_report(
         values = policy_values(game, pol)
         agents.append({"agent": pol.spec, **values, "info_states": len(pol.cache)})
         if log:
-            log(
-                f"{pol.spec}: NashConv {values['nash_conv']:.6g} ({values['seconds']:.1f} s, {len(pol.cache)} info states)"
-            )
+            cost = f"{values['seconds']:.1f} s, {len(pol.cache)} info states"
+            log(f"{pol.spec}: NashConv {values['nash_conv']:.6g} ({cost})")
     cfr = None
     if cfr_iterations:
         cfr = {"time_limit_s": time_limit_s, **run_cfr(game, cfr_iterations, time_limit_s, log=log)}
@@ -353,7 +352,6 @@ def format_report(report: dict[str, Any]) -> str:
 def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     """``bobshat exact``: ``ns`` the command's flags, ``options`` the game options from the game flags."""
     from agents.registry import split_specs
-
     from bobshat_env.paths import replace_bytes
 
     log = None if ns.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
