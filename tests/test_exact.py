@@ -151,3 +151,110 @@ def test_the_bound_of_a_one_card_oh_hell_hand_counts_deals_trumps_and_bids():
     two = pyspiel.load_game("python_oh_hell", {"players": 3, "single_hand": 9})
     assert two.rules.sizes == (2,)
     assert tree_bound(two) == 52 * 51 * 50 * 49 * 48 * 47 * 46 * 3**3 * 2**3
+
+
+# --------------------------------------------------------------------------
+# Trained policies and composites as policies
+def _checkpoint(path, game, seed: int = 0):
+    """A small untrained policy checkpoint of ``game``, as training writes one."""
+    import torch
+
+    from agents.checkpoint import POLICY_PREFIX, net_meta, save_checkpoint
+    from agents.ppo_agent import PolicyNet
+
+    torch.manual_seed(seed)
+    net = PolicyNet(game.obs_size(), game.n_actions, (16,))
+    save_checkpoint(path, {POLICY_PREFIX + k: v for k, v in net.state_dict().items()}, net_meta(game, net))
+    return path
+
+
+def test_a_ppo_policy_gives_its_probabilities_sampled_and_its_best_action_greedy(tmp_path):
+    from agents.ppo_agent import PPOAgent
+
+    game = pyspiel.load_game("python_oh_hell", {"players": 3, "single_hand": 8})
+    ckpt = _checkpoint(tmp_path / "p.pt", game.rules.game)
+    for state in _play_to_decisions(game, np.random.default_rng(1), 4):
+        obs, mask, seat, _ = state.agent_inputs()
+        agent = PPOAgent.from_checkpoint(ckpt, game.rules.game, sample=True)
+        want = agent.action_probs(obs, mask, seat)[0]
+        sampled = AgentPolicy(game, f"ppo:{ckpt},sample=true").action_probabilities(state)
+        assert sampled == pytest.approx({a: want[a] for a in state.legal_actions()})
+        assert len(state.legal_actions()) == 1 or 0 < min(sampled.values()) < max(sampled.values()) < 1
+        greedy = AgentPolicy(game, f"ppo:{ckpt}").action_probabilities(state)
+        best = max(sampled, key=sampled.get)
+        assert greedy == {a: float(a == best) for a in state.legal_actions()}
+
+
+def test_a_composite_asks_the_part_that_acts():
+    game = pyspiel.load_game("python_oh_hell", {"players": 3, "single_hand": 8})
+    pol = AgentPolicy(game, "bid=random+play=strong")
+    strong = AgentPolicy(game, "strong")
+    seen = set()
+    for state in _play_to_decisions(game, np.random.default_rng(2), 8):
+        legal = state.legal_actions()
+        bidding = min(legal) >= 52
+        seen.add(bidding)
+        if bidding:
+            assert pol.action_probabilities(state) == {a: 1 / len(legal) for a in legal}
+        else:
+            assert pol.action_probabilities(state) == strong.action_probabilities(state)
+    assert seen == {True, False}
+
+
+# --------------------------------------------------------------------------
+# The command: what it refuses, and an interrupt
+def _run(argv, capsys):
+    from bobshat_env.app.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+ONE_CARD = ["exact", "--game", "oh_hell", "--players", "3", "--hand", "10"]  # 52 cards: hours to walk
+
+
+def test_a_game_too_big_to_walk_is_refused_up_front(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, text, err = _run([*ONE_CARD, "--json", str(out)], capsys)
+    assert code == 2 and not out.exists() and text == ""
+    assert err.strip().splitlines() == [
+        "bobshat exact: error: this game has up to 5.2e+07 histories to walk, more than --max-histories 200,000: "
+        "choose a smaller variant (--variant, --option) or one hand (--hand)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--agents", "random,nobody"], "unknown agent 'nobody'; available: "),
+        (["--agents", "ppo:missing.pt"], "missing.pt"),
+        (["--option", "suits"], "--option 'suits': expected key=value"),
+        (["--option", "colour=2"], "unknown parameter(s) colour; known: "),
+        (["--hand", "20"], "single_hand must be 0 (the whole game) or a hand 1-19, got 20"),
+    ],
+)
+def test_bad_input_gets_one_line_before_anything_is_walked(tmp_path, capsys, extra, message):
+    # the game would take hours: an error after the walk began would never come
+    code, text, err = _run([*ONE_CARD, "--max-histories", str(10**12), "--quiet", *extra], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0] and lines[0].startswith("bobshat exact: error: ")
+
+
+def test_an_interrupt_leaves_the_json_as_it_was(tmp_path):
+    import signal
+    import time
+
+    import procs
+
+    out = tmp_path / "r.json"
+    out.write_text("what the user had\n")
+    proc = procs.start([*ONE_CARD, "--max-histories", str(10**12), "--json", str(out)], tmp_path)
+    deadline = time.monotonic() + 600
+    while "terminal histories" not in procs._stderr(proc) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside the walk
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=600) == 130
+    assert procs._stderr(proc).strip().endswith("bobshat exact: interrupted")
+    assert out.read_text() == "what the user had\n" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
