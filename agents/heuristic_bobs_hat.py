@@ -158,7 +158,7 @@ def _facts_kernel(
         else:
             hat_value[g] = 0
         dealer[g] = argmax_at(obs, g, o.dealer, P)
-        hand_size[g] = hand_size_of(argmax_at(obs, g, o.hand_number, o.n_hand_number))
+        hand_size[g] = hand_size_of(argmax_at(obs, g, o.hand_number, o.n_hand_number), o.size_base)
 
 
 def facts_from_obs(cfg: Any, obs: np.ndarray, seat: np.ndarray, public: dict | None = None) -> Facts:

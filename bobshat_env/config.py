@@ -14,10 +14,22 @@ from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 
-from .core.cards import BH_HAND_SIZE_BASE, BH_N_CARDS, bh_hand_size
+from .core.cards import (
+    BH_HAND_SIZE_BASE,
+    BH_RANKS,
+    BH_SUITS,
+    OH_RANK_CHARS,
+    OH_SUITS,
+    bh_deck_mask,
+    bh_hand_size,
+    oh_deck_mask,
+)
 
 BH_DEFAULT_HANDS = {3: 12, 4: 10, 5: 8}
+BH_MAX_HANDS = 16  # the observation's hand-number slice counts 16 hands (3 players of the full game)
+BH_MIN_RANKS = 3  # the hat ranks 14 and 15 and at least one other
 OH_START_SIZE = {3: 10, 4: 10, 5: 10, 6: 8, 7: 7}
+OH_MAX_START_SIZE = 10  # bids and the observation's hand-size slice go up to 10
 OH_DEAL_STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
 OH_SCORINGS = ("positive", "neutral", "negative")
 
@@ -68,6 +80,35 @@ def _from_dict(cls: type, data: dict[str, Any]) -> Any:
     return cls(**data)
 
 
+def _default_note(given: Any, players: int) -> str:
+    return f" (the default for {players} players)" if given is None else ""
+
+
+# Named small variants: option sets, each a whole game of its own (docs/rules.md, "Small variants"). The
+# tiny ones are small enough for exact methods (CFR+, exploitability) to walk their whole tree many times
+# over; the small ones have real card play (two tricks, choices of card) and are still walkable.
+VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "bobs_hat": {
+        "tiny": {"players": 3, "suits": 1, "ranks": 4, "hand_size_base": 0, "hands": 1},
+        "small": {"players": 3, "suits": 2, "ranks": 3, "hand_size_base": 1, "hands": 1},
+    },
+    "oh_hell": {
+        "tiny": {"players": 3, "suits": 2, "ranks": 3, "start_size": 1},
+        "small": {"players": 3, "suits": 2, "ranks": 4, "start_size": 2, "hands": 1},
+    },
+}
+
+
+def variant_options(game: str, variant: str, **options: Any) -> dict[str, Any]:
+    """The options of the named variant ``variant`` of ``game`` (``VARIANTS``), with ``options`` laid over
+    them (an option given explicitly wins). ConfigError naming the known variants for an unknown name."""
+    known = VARIANTS.get(game, {})
+    if variant not in known:
+        choices = ", ".join(known) or "none"
+        raise ConfigError(f"unknown variant {variant!r} of {game}; choose one of {choices}")
+    return {**known[variant], **options}
+
+
 @dataclass(frozen=True)
 class BobsHatConfig:
     """Options of a game of Where's Bob's Hat? (docs/rules.md).
@@ -77,6 +118,16 @@ class BobsHatConfig:
     first_dealer: a seat, or -1 to draw the first dealer from the game's seed.
     The five switches are the rulebook's options and the renege mode, all off
     by default and combinable.
+
+    Small variants (docs/rules.md): ``suits`` (1-3, the first ones of blue,
+    red, black), ``ranks`` (3-20 per suit, always keeping the hat ranks 14
+    and 15: :func:`bobshat_env.core.cards.bh_kept_ranks`) and
+    ``hand_size_base`` (hand k deals ``hand_size_base + k`` cards, 4 in the
+    rulebook); the hands must fit the deck,
+    ``players * (hand_size_base + hands) <= suits * ranks``. Card ids stay
+    those of the full deck; only the cards of the subset are dealt, the trump
+    is drawn among the deck's suits and none, and the most bids of suits
+    outside the deck are not offered.
     """
 
     players: int = 4
@@ -87,6 +138,9 @@ class BobsHatConfig:
     secret_bidding: bool = False
     negative_scoring: bool = False
     renege_mode: bool = False
+    suits: int = 3
+    ranks: int = BH_RANKS
+    hand_size_base: int = BH_HAND_SIZE_BASE
 
     # options that only schedule the hands (how many, who deals first): every hand has the same rules, and the
     # observation holds no count of hands, so a policy trained with other values plays them (agents.checkpoint)
@@ -96,14 +150,34 @@ class BobsHatConfig:
         _check_int(self, "players")
         if self.players not in BH_DEFAULT_HANDS:
             raise ConfigError(f"players must be 3, 4 or 5 for Where's Bob's Hat?, got {self.players}")
-        if self.hands is None:
+        suits, ranks, base = (_check_int(self, name) for name in ("suits", "ranks", "hand_size_base"))
+        if not 1 <= suits <= len(BH_SUITS):
+            raise ConfigError(f"suits must be 1 to 3 for Where's Bob's Hat? (blue, red, black), got {suits}")
+        if not BH_MIN_RANKS <= ranks <= BH_RANKS:
+            raise ConfigError(
+                f"ranks must be {BH_MIN_RANKS} to {BH_RANKS} for Where's Bob's Hat? (the hat ranks 14 and 15 "
+                f"and at least one more), got {ranks}"
+            )
+        n_cards = suits * ranks
+        if base < 0:
+            raise ConfigError(f"hand_size_base must be 0 or more (hand k deals hand_size_base + k cards), got {base}")
+        if base > n_cards // self.players - 1:
+            raise ConfigError(
+                f"hand_size_base={base} does not fit the {n_cards}-card deck (suits={suits} x ranks={ranks}) "
+                f"with {self.players} players: hand 1 deals hand_size_base + 1 cards each, so hand_size_base "
+                f"must be 0 to {n_cards // self.players - 1}"
+            )
+        given = self.hands
+        if given is None:
             object.__setattr__(self, "hands", BH_DEFAULT_HANDS[self.players])
         hands = _check_int(self, "hands")
-        max_hands = BH_N_CARDS // self.players - BH_HAND_SIZE_BASE  # players * (4 + hands) <= 60
+        fit = n_cards // self.players - base  # players * (base + hands) <= suits * ranks
+        max_hands = min(fit, BH_MAX_HANDS)
         if not 1 <= hands <= max_hands:
+            why = f" (the observation counts at most {BH_MAX_HANDS} hands)" if fit > BH_MAX_HANDS else ""
             raise ConfigError(
-                f"hands={self.hands} does not fit the 60-card deck with {self.players} players: "
-                f"hand k deals 4 + k cards each, so hands must be 1 to {max_hands}"
+                f"hands={hands}{_default_note(given, self.players)} does not fit the {n_cards}-card deck with "
+                f"{self.players} players: hand k deals {base} + k cards each, so hands must be 1 to {max_hands}{why}"
             )
         _check_int(self, "first_dealer")
         if not -1 <= self.first_dealer < self.players:
@@ -116,13 +190,23 @@ class BobsHatConfig:
     def max_hand_size(self) -> int:
         """Cards dealt to each player in the last (largest) hand."""
         assert self.hands is not None  # __post_init__ replaced the default
-        return bh_hand_size(self.hands - 1)
+        return bh_hand_size(self.hands - 1, self.hand_size_base)
 
     @property
     def hand_sizes(self) -> tuple[int, ...]:
         """Cards per player in each hand, in order (Oh Hell's config answers the same question)."""
         assert self.hands is not None  # __post_init__ replaced the default
-        return tuple(bh_hand_size(h) for h in range(self.hands))
+        return tuple(bh_hand_size(h, self.hand_size_base) for h in range(self.hands))
+
+    @property
+    def deck_mask(self) -> np.ndarray:
+        """(60,) bool, read-only: the card ids in play (all of them in the full game)."""
+        return bh_deck_mask(self.suits, self.ranks)
+
+    @property
+    def trumps(self) -> tuple[int, ...]:
+        """The trump cards chance draws from, each equally likely: the deck's suits (0-2), then 3 (none)."""
+        return (*range(self.suits), 3)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,18 +223,30 @@ class OhHellConfig:
 
     players: 3 to 7. deal_style: one of ``OH_DEAL_STYLES``. scoring: one of
     ``OH_SCORINGS``. first_dealer: a seat, or -1 to draw it from the seed.
+
+    Small variants (docs/rules.md): ``suits`` (1-4, the first ones of
+    ``C D S H``), ``ranks`` (1-13, the top ones: 3 keep Q K A), ``start_size``
+    (the largest hand, from which the deal style builds its sequence; default
+    10, 8 or 7 by players, at most 10) and ``hands`` (play only the first
+    ``hands`` hands of the sequence; default all of them). The deal and the
+    turned trump card must fit the deck: ``players * start_size + 1 <= suits
+    * ranks``. Card ids stay those of the full deck; only the subset is dealt.
     """
 
     players: int = 4
     deal_style: str = "long"
     scoring: str = "positive"
     first_dealer: int = 0
+    suits: int = 4
+    ranks: int = len(OH_RANK_CHARS)
+    start_size: int | None = None
+    hands: int | None = None
 
     # the values each text option takes (a form offers them as a list)
     OPTION_CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"deal_style": OH_DEAL_STYLES, "scoring": OH_SCORINGS}
     # options that only schedule the hands (their sizes, who deals first): every hand has the same rules, so a
     # policy trained with other values plays them (agents.checkpoint.check_compatible)
-    SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("deal_style", "first_dealer")
+    SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("deal_style", "first_dealer", "start_size", "hands")
 
     def __post_init__(self) -> None:
         _check_int(self, "players")
@@ -165,6 +261,42 @@ class OhHellConfig:
             raise ConfigError(
                 f"first_dealer must be a seat 0-{self.players - 1} or -1 (random), got {self.first_dealer}"
             )
+        self._check_deck()
+        given = self.hands
+        if given is None:
+            object.__setattr__(self, "hands", len(self._sequence()))
+        hands, most = _check_int(self, "hands"), len(self._sequence())
+        if not 1 <= hands <= most:
+            raise ConfigError(
+                f"hands={hands} does not fit the {self.deal_style} deal style from start_size={self.start_size}: "
+                f"hands must be 1 to {most}"
+            )
+
+    def _check_deck(self) -> None:
+        """Check suits, ranks and start_size (the default start size first set), naming the option at fault."""
+        suits, ranks, P = _check_int(self, "suits"), _check_int(self, "ranks"), self.players
+        if not 1 <= suits <= len(OH_SUITS):
+            raise ConfigError(f"suits must be 1 to 4 for Oh Hell (clubs, diamonds, spades, hearts), got {suits}")
+        if not 1 <= ranks <= len(OH_RANK_CHARS):
+            raise ConfigError(f"ranks must be 1 to 13 for Oh Hell (the top ones: 3 keep Q K A), got {ranks}")
+        n_cards = suits * ranks
+        if n_cards < P + 1:
+            raise ConfigError(
+                f"the deck of suits={suits} x ranks={ranks} = {n_cards} cards is too small for {P} players: "
+                f"a hand of one card each and the turned trump card need {P + 1}"
+            )
+        given = self.start_size
+        if given is None:
+            object.__setattr__(self, "start_size", OH_START_SIZE[P])
+        size, fit = _check_int(self, "start_size"), min((n_cards - 1) // P, OH_MAX_START_SIZE)
+        if not 1 <= size <= fit:
+            deck = "" if n_cards == 52 else f" (suits={suits} x ranks={ranks})"
+            raise ConfigError(
+                f"start_size={size}{_default_note(given, P)} does not fit the {n_cards}-card deck{deck} with {P} "
+                f"players: players * start_size + 1 (the turned trump card) must be at most {n_cards}"
+                + (f" and bids go up to {OH_MAX_START_SIZE}" if fit == OH_MAX_START_SIZE else "")
+                + f", so start_size must be 1 to {fit}"
+            )
 
     @property
     def renege_mode(self) -> bool:
@@ -177,13 +309,19 @@ class OhHellConfig:
         return False
 
     @property
-    def start_size(self) -> int:
-        return OH_START_SIZE[self.players]
+    def hand_sizes(self) -> tuple[int, ...]:
+        """Cards per player in each hand, in order: the deal style's sequence, its first ``hands``."""
+        return self._sequence()[: self.hands]
 
     @property
-    def hand_sizes(self) -> tuple[int, ...]:
-        """Cards per player in each hand, in order, for the deal style."""
+    def deck_mask(self) -> np.ndarray:
+        """(52,) bool, read-only: the card ids in play (all of them in the full game)."""
+        return oh_deck_mask(self.suits, self.ranks)
+
+    def _sequence(self) -> tuple[int, ...]:
+        """The deal style's whole sequence of hand sizes from ``start_size``."""
         s = self.start_size
+        assert s is not None  # __post_init__ replaced the default
         down = list(range(s, 0, -1))
         up = list(range(1, s + 1))
         short = min(6, s)
@@ -196,10 +334,6 @@ class OhHellConfig:
                 "short_low": down,
             }[self.deal_style]
         )
-
-    @property
-    def hands(self) -> int:
-        return len(self.hand_sizes)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

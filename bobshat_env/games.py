@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .config import BobsHatConfig, ConfigError, GameConfig, OhHellConfig
+from .config import BobsHatConfig, ConfigError, GameConfig, OhHellConfig, variant_options
 
 if TYPE_CHECKING:
     from .core.observe import ObsLayout
@@ -291,10 +291,17 @@ class Game:
 
 
 def make_game(name: str = "bobs_hat", **options: Any) -> Game:
-    """A :class:`Game` by name with its options; bad names or options raise ConfigError."""
+    """A :class:`Game` by name with its options; bad names or options raise ConfigError.
+
+    ``variant="tiny"`` (a name of :data:`bobshat_env.config.VARIANTS`) starts from that small
+    variant's options; the other options given are laid over them.
+    """
     from .core import game_module  # the core (numba) loads with the first game
 
     description = describe(name)
+    variant = options.pop("variant", None)
+    if variant:
+        options = variant_options(name, variant, **options)
     cfg = options.pop("config", None) or description.config_cls.from_dict(options)
     if not isinstance(cfg, description.config_cls):
         raise ConfigError(f"{name} needs a {description.config_cls.__name__}, got a {type(cfg).__name__}")

@@ -252,6 +252,9 @@ def test_from_dict_unknown_option_and_round_trip():
         "secret_bidding": False,
         "negative_scoring": False,
         "renege_mode": True,
+        "suits": 3,
+        "ranks": 20,
+        "hand_size_base": 4,
     }
 
 

@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ..config import BobsHatConfig
+from ..config import BH_MAX_HANDS, BobsHatConfig
 from . import rng
 from .cards import (
     BH_IS_HAT_CARD,
@@ -153,11 +153,7 @@ class State(TrickState):
     hat_holder: np.ndarray  # (B,) int8: seat holding Bob's Hat, -1 in the centre
     no_bid_used: np.ndarray  # (B, P) bool: the seat has scored a no-bid hand
     taken: np.ndarray  # (B, P, 3) int8: cards taken this hand per seat and suit
-
-    @property
-    def hand_size(self) -> np.ndarray:
-        """(B,) cards dealt to each player this hand."""
-        return bh_hand_size(self.hand_no.astype(np.int64))
+    hand_size: np.ndarray  # (B,) int64: cards dealt to each player this hand (the pending one while dealing)
 
 
 StateArrays = arrays_type(State, "StateArrays")
@@ -168,17 +164,18 @@ StateArrays = arrays_type(State, "StateArrays")
 def random_deal(
     cfg: BobsHatConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Trump (each of the four trump cards 1/4) and a uniformly random deal.
+    """Trump (each of the trump cards equally likely: the four of the full game, or a small variant's
+    deck suits and none) and a uniformly random deal of the deck (``cfg.deck_mask``).
 
     Returns trump (n,) int8 and hands (n, P, 60) bool with
-    ``bh_hand_size(hand_no)`` cards per player. A pure function of (key, hand_no, attempt);
+    ``cfg.hand_sizes[hand_no]`` cards per player. A pure function of (key, hand_no, attempt);
     no ``attempt`` is the hand's first deal (0).
     """
     base = rng.combine(keys, hand_no, 0 if attempt is None else attempt)
-    trump = rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), 4).astype(np.int8)
-    hands, _ = deal_shuffled(
-        rng.combine(base, _CHANCE_DEAL), bh_hand_size(hand_no.astype(np.int64)), cfg.players, N_CARDS
-    )
+    trumps = np.asarray(cfg.trumps, dtype=np.int8)
+    trump = trumps[rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), trumps.size)]
+    size = bh_hand_size(np.asarray(hand_no, dtype=np.int64), cfg.hand_size_base)
+    hands, _ = deal_shuffled(rng.combine(base, _CHANCE_DEAL), size, cfg.players, N_CARDS, cfg.deck_mask)
     return trump, hands
 
 
@@ -200,19 +197,21 @@ def init(cfg: BobsHatConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
         hat_holder=np.full(B, -1, dtype=np.int8),
         no_bid_used=np.zeros((B, P), dtype=bool),
         taken=np.zeros((B, P, 3), dtype=np.int8),
+        hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int64),
     )
     if auto_deal:
         idx = np.arange(B)
         trump, hands = random_deal(cfg, keys, state.hand_no, state.attempt)
-        _start_hand(state, idx, trump, hands)
+        _start_hand(cfg, state, idx, trump, hands)
     return state
 
 
 def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
     """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
 
-    trump: (n,) 0-2 or 3 (none). hands: (n, P, 60) bool,
-    ``bh_hand_size(hand_no)`` cards per player, no card twice. Raises ValueError naming the fault.
+    trump: (n,) 0-2 or 3 (none), one of ``cfg.trumps``. hands: (n, P, 60) bool,
+    ``cfg.hand_sizes[hand_no]`` cards per player, no card twice, only cards of the deck
+    (``cfg.deck_mask``). Raises ValueError naming the fault.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     trump = np.asarray(trump, dtype=np.int8).reshape(-1)
@@ -223,7 +222,13 @@ def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray,
         raise ValueError("deal() needs games waiting for a deal (phase 'deal')")
     if np.any((trump < 0) | (trump > BH_NO_TRUMP)):
         raise ValueError("trump must be 0-2 (blue, red, black) or 3 (none)")
-    size = state.hand_size[games]
+    if not np.isin(trump, cfg.trumps).all():
+        bad = int(trump[~np.isin(trump, cfg.trumps)][0])
+        raise ValueError(f"trump {BH_TRUMPS[bad]} is not in this deck of {cfg.suits} suit(s)")
+    outside = hands.any(axis=(0, 1)) & ~cfg.deck_mask
+    if outside.any():
+        raise ValueError(f"card {bh_card_str(int(np.flatnonzero(outside)[0]))} is not in this variant's deck")
+    size = bh_hand_size(state.hand_no[games].astype(np.int64), cfg.hand_size_base)
     counts = hands.sum(axis=2)
     if np.any(counts != size[:, None]):
         g, p = np.argwhere(counts != size[:, None])[0]
@@ -231,12 +236,13 @@ def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray,
     if np.any(hands.sum(axis=1) > 1):
         card = int(np.argwhere(hands.sum(axis=1) > 1)[0, 1])
         raise ValueError(f"card {bh_card_str(card)} was dealt to two seats")
-    _start_hand(state, games, trump, hands)
+    _start_hand(cfg, state, games, trump, hands)
 
 
-def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
+def _start_hand(cfg: BobsHatConfig, state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
     # The dealer chooses the hat first, bids first and leads the first trick.
     clear_hand(state, idx, hands, HAT, state.dealer[idx])
+    state.hand_size[idx] = bh_hand_size(state.hand_no[idx].astype(np.int64), cfg.hand_size_base)
     state.trump[idx] = trump
     state.hat_value[idx] = 0
     state.hat_holder[idx] = -1
@@ -248,7 +254,7 @@ def _start_hand(state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndar
 @batch_kernel
 def _mask_kernel(
     phase: np.ndarray, cur: np.ndarray, hands: np.ndarray, led_suit: np.ndarray,
-    no_bid_used: np.ndarray, no_bid: bool, double_fewest: bool, mask: np.ndarray,
+    no_bid_used: np.ndarray, no_bid: bool, double_fewest: bool, most_suits: int, mask: np.ndarray,
 ) -> None:  # fmt: skip
     for g in prange(phase.shape[0]):
         ph = phase[g]
@@ -262,8 +268,8 @@ def _mask_kernel(
         if ph == HAT:
             mask[g, HAT_PLUS] = mask[g, HAT_MINUS] = True
         elif ph == BID:
-            for code in range(1, N_BID_CODES):
-                mask[g, BID_BASE + code] = double_fewest or code // 8 < 2
+            for code in range(1, N_BID_CODES):  # most bids only of suits in the deck (bits below most_suits)
+                mask[g, BID_BASE + code] = (double_fewest or code // 8 < 2) and (code & 7) >> most_suits == 0
             mask[g, BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
 
 
@@ -271,13 +277,15 @@ def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None =
     """(B, 86) bool: the legal actions of the player to act in each game.
 
     All False in a finished game or one waiting for a deal. ``out``: a
-    (B, 86) bool buffer to fill instead of a new array.
+    (B, 86) bool buffer to fill instead of a new array. A small variant with
+    fewer suits offers no most bid of a suit outside its deck (its bid card
+    is not on the table, as its trump card is not).
     """
     if out is None:
         out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
     s = state
     kernel = _mask_kernel.on(state.batch_size)
-    kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, out)
+    kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, cfg.suits, out)
     return out
 
 
@@ -289,6 +297,8 @@ def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.n
             return None
         if a == BID_BASE:
             return "the no-bid option is off or already used by this seat"
+        if (a - BID_BASE) % 8 >> cfg.suits:
+            return f"this deck has {cfg.suits} suit(s): no most bid of {', '.join(BID_NAMES[cfg.suits:])}"
         return "double fewest needs the double_fewest option"
 
     raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
@@ -418,7 +428,7 @@ def _check(
 @njit(cache=True)
 def _apply(
     state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
-    lo: int, hi: int, P: int, n_hands: int, negative: bool,
+    lo: int, hi: int, P: int, n_hands: int, negative: bool, size_base: int,
 ) -> int:  # fmt: skip
     """Apply the (checked) actions of games ``lo..hi-1``; return how many of
     them need a new deal (after a scored hand or a renege)."""
@@ -461,7 +471,7 @@ def _apply(
                 s.taken[g, winner, _SUIT_OF[card]] += 1
                 if BH_IS_HAT_CARD[card]:  # a 14 or 15 in the trick: its taker takes the hat
                     s.hat_holder[g] = winner
-            size = hand_size_of(s.hand_no[g])
+            size = s.hand_size[g]
             if s.tricks_done[g] < size:
                 continue
             points = np.empty(P, dtype=np.int64)
@@ -474,6 +484,7 @@ def _apply(
                     s.no_bid_used[g, p] = True
             if book_hand(s, r, g, points, n_hands, DEAL, DONE):
                 s.attempt[g] = 0
+                s.hand_size[g] = hand_size_of(s.hand_no[g], size_base)  # the next hand's, while it is dealt
                 new_hands += 1
     return new_hands
 
@@ -481,7 +492,7 @@ def _apply(
 @batch_kernel
 def _step_kernel(
     state: tuple[np.ndarray, ...], result: tuple[np.ndarray, ...], actions: np.ndarray, active: np.ndarray,
-    legal: np.ndarray, chunks: int, P: int, n_hands: int, negative: bool, renege_mode: bool,
+    legal: np.ndarray, chunks: int, P: int, n_hands: int, negative: bool, renege_mode: bool, size_base: int,
 ) -> int:  # fmt: skip
     """Check every active action, then apply them all, in ``chunks`` ranges of
     games (split over threads in the parallel build).
@@ -496,7 +507,7 @@ def _step_kernel(
     B, new_hands = actions.shape[0], 0
     for c in prange(chunks):
         lo, hi = c * B // chunks, (c + 1) * B // chunks
-        new_hands += _apply(state, result, actions, active, lo, hi, P, n_hands, negative)
+        new_hands += _apply(state, result, actions, active, lo, hi, P, n_hands, negative, size_base)
     return new_hands
 
 
@@ -536,7 +547,7 @@ def step(
     if legal is None:
         legal = legal_action_mask(cfg, state)
     res = new_result(cfg, B) if result is None else result.checked(B, cfg.players, _TAKEN)
-    args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode)
+    args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode, cfg.hand_size_base)
     kernel, chunks = step_chunks(_step_kernel, B)
     new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
     if new_hands < 0:
@@ -544,7 +555,7 @@ def step(
     if new_hands and auto_deal:
         pending = np.flatnonzero(res.new_hand)
         trump, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], state.attempt[pending])
-        _start_hand(state, pending, trump, hands)
+        _start_hand(cfg, state, pending, trump, hands)
     return res
 
 
@@ -602,7 +613,7 @@ def _bid_feature_table() -> np.ndarray:
 
 
 _BID_FEATURES = _bid_feature_table()
-_OBS_MAX_HANDS = 16
+_OBS_MAX_HANDS = BH_MAX_HANDS
 _SCORE_SCALE = 100.0
 _U = np.uint64  # unsigned column indices: see core/observe.py's note on the kernels
 _TAKEN_SCALE = 20.0
@@ -637,6 +648,7 @@ class ObsOffsets(NamedTuple):
     bid_phase: int
     n_codes: int  # bid codes
     hidden_code: int  # stands for a secret bid not yet revealed
+    size_base: int  # hand k deals size_base + k cards (the config's hand_size_base)
 
 
 @functools.lru_cache(maxsize=64)
@@ -665,7 +677,7 @@ def layout(cfg: BobsHatConfig, view: str = "private") -> ObsLayout:
 def _obs_values(cfg: BobsHatConfig) -> dict[str, int]:
     """The :class:`ObsOffsets` fields of a config that are not slice offsets: its flags and the game's constants."""
     return {"secret": cfg.secret_bidding, "no_bid": cfg.no_bid, "bid_phase": BID, "n_codes": N_BID_CODES,
-            "hidden_code": _HIDDEN_BID}  # fmt: skip
+            "hidden_code": _HIDDEN_BID, "size_base": cfg.hand_size_base}  # fmt: skip
 
 
 _OBS = GameObservation(
@@ -799,7 +811,7 @@ def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple
     Returns ``(state, counts, unseen)``: a :class:`State` whose
     ``hands`` hold only the observer's cards (every other hand is empty:
     hidden), ``counts`` (B, P) the number of cards each absolute seat holds,
-    and ``unseen`` (B, 60) the cards the observer has not seen. The state's
+    and ``unseen`` (B, 60) the cards of the deck (``cfg.deck_mask``) the observer has not seen. The state's
     ``key`` is zero: the real key would reveal the deal, and a search only
     plays to the end of the hand.
     """
@@ -813,7 +825,9 @@ def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple
     hat_holder = np.where(holder_rel == 0, -1, (holder_rel - 1 + me) % P).astype(np.int8)
     hat_value = np.where(o["hat_value"][:, 0] > 0.5, 10, np.where(o["hat_value"][:, 1] > 0.5, -10, 0)).astype(np.int8)
     no_bid_used = f.to_absolute(o["no_bid_left"] < 0.5, False, bool) if cfg.no_bid else np.zeros((B, P), dtype=bool)
-    hands, counts, unseen = seen_from(f.hand, f.played, f.trick, bh_hand_size(f.hand_no), f.tricks_done, me, P)
+    size = bh_hand_size(f.hand_no.astype(np.int64), cfg.hand_size_base)
+    hands, counts, unseen = seen_from(f.hand, f.played, f.trick, size, f.tricks_done, me, P)
+    unseen &= cfg.deck_mask
     state = State(
         **f.fields,
         attempt=np.zeros(B, dtype=np.int16),
@@ -825,6 +839,7 @@ def public_state(cfg: BobsHatConfig, obs: np.ndarray, seat: np.ndarray) -> tuple
         n_bids=(bids >= 0).sum(axis=1).astype(np.int8),
         no_bid_used=no_bid_used,
         taken=_OBS.taken(f),
+        hand_size=size,
     )
     return state, counts.astype(np.int64), unseen
 
@@ -855,4 +870,4 @@ def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.
     hands of the hand's size.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
-    _start_hand(state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))
+    _start_hand(cfg, state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))

@@ -12,10 +12,17 @@ differential test a straight comparison of action lists.
 
 Each deck is described by a :class:`Deck` (suit and strength of every card),
 which is all the shared trick mechanics in :mod:`tricks` need to know.
+
+Small variants of both games (docs/rules.md, "Small variants") deal from a
+subset of the deck: the card ids and every layout stay those of the full
+deck, and :func:`bh_deck_mask` / :func:`oh_deck_mask` say which ids are in
+play. Cards outside the subset are never dealt, never turned for trump and
+never sampled as hidden cards.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,16 +59,46 @@ BOBS_HAT_DECK = Deck(
     rank_of=(_bh_ids % BH_RANKS).astype(np.int8),
 )
 # True for the 14 and 15 of every suit: taking one of them takes Bob's Hat.
-BH_IS_HAT_CARD = np.isin(_bh_ids % BH_RANKS + 1, (14, 15))
-BH_HAND_SIZE_BASE = 4  # hand k (k = 1, 2, ...) deals 4 + k cards to each player
+BH_HAT_RANKS = (14, 15)
+BH_IS_HAT_CARD = np.isin(_bh_ids % BH_RANKS + 1, BH_HAT_RANKS)
+BH_HAND_SIZE_BASE = 4  # hand k (k = 1, 2, ...) deals 4 + k cards to each player (the option hand_size_base)
 
 
-def bh_hand_size(hand_no: Any) -> Any:
+def bh_hand_size(hand_no: Any, base: Any = BH_HAND_SIZE_BASE) -> Any:
     """Cards dealt to each player in Bob's Hat hand ``hand_no`` (0-based, an int or an integer array):
-    hand k = ``hand_no + 1`` deals ``4 + k``. The one statement of the rule: the config, the step
-    kernel (through :data:`bobshat_env.core.bobs_hat.hand_size_of`, this function compiled), the
-    records and the bots all ask it."""
-    return hand_no + (BH_HAND_SIZE_BASE + 1)
+    hand k = ``hand_no + 1`` deals ``base + k`` (``base`` is the config's ``hand_size_base``, 4 in the
+    rulebook). The one statement of the rule: the config, the step kernel (through
+    :data:`bobshat_env.core.bobs_hat.hand_size_of`, this function compiled), the records and the bots
+    all ask it."""
+    return hand_no + (base + 1)
+
+
+def bh_kept_ranks(ranks: int) -> tuple[int, ...]:
+    """The ranks (1-20) of each suit a Bob's Hat deck of ``ranks`` ranks per suit keeps, ascending.
+
+    The hat ranks 14 and 15 always, then the ranks nearest them, one below
+    and one above in turn, a lower one first (most of the full deck lies
+    below the hat cards), until the top rank 20 is reached, then lower ones
+    only: 3 ranks keep 13-15, 4 keep 13-16, 12 keep 9-20, 20 keep all. So
+    every deck has hat cards and a card they beat, and from 4 ranks on a card
+    that beats them.
+    """
+    above = min((ranks - 2) // 2, BH_RANKS - BH_HAT_RANKS[1])
+    below = ranks - 2 - above
+    return tuple(range(BH_HAT_RANKS[0] - below, BH_HAT_RANKS[1] + above + 1))
+
+
+@functools.cache
+def bh_deck_mask(suits: int = 3, ranks: int = BH_RANKS) -> np.ndarray:
+    """(60,) bool, read-only: the card ids of a Bob's Hat deck of the first ``suits`` suits (blue, red,
+    black) and the ranks :func:`bh_kept_ranks` keeps. The defaults are the full deck."""
+    kept = np.isin(_bh_ids % BH_RANKS + 1, bh_kept_ranks(ranks))
+    return _read_only(kept & (_bh_ids // BH_RANKS < suits))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)  # shared by every caller (cached)
+    return a
 
 
 def bh_card(suit: int, rank: int) -> int:
@@ -107,6 +144,13 @@ OH_HELL_DECK = Deck(
     suit_of=(_oh_ids % 4).astype(np.int8),
     rank_of=(_oh_ids // 4).astype(np.int8),
 )
+
+
+@functools.cache
+def oh_deck_mask(suits: int = 4, ranks: int = 13) -> np.ndarray:
+    """(52,) bool, read-only: the card ids of an Oh Hell deck of the first ``suits`` suits (in the order
+    ``C D S H``) and the top ``ranks`` ranks (3 keep Q K A). The defaults are the full deck."""
+    return _read_only((_oh_ids % 4 < suits) & (_oh_ids // 4 >= len(OH_RANK_CHARS) - ranks))
 
 
 def oh_card_str(card: int) -> str:

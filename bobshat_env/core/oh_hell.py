@@ -149,7 +149,8 @@ def random_deal(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A uniformly random deal and the trump card turned after it.
 
-    The deck is shuffled; seat p gets the cards at positions
+    The deck (``cfg.deck_mask``: a small variant deals from a subset) is
+    shuffled; seat p gets the cards at positions
     ``p * size .. (p + 1) * size - 1`` and the card at position ``P * size``
     is the trump card. Returns trump_card (n,) int8 and hands (n, P, 52) bool.
     A pure function of (key, hand_no); ``attempt`` (the contract's common
@@ -158,7 +159,8 @@ def random_deal(
     keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
     hand_no = np.asarray(hand_no).reshape(-1)
     size = hand_size_for(cfg, hand_no)
-    hands, trump_card = deal_shuffled(rng.combine(keys, hand_no, _CHANCE_DEAL), size, cfg.players, N_CARDS)
+    keys = rng.combine(keys, hand_no, _CHANCE_DEAL)
+    hands, trump_card = deal_shuffled(keys, size, cfg.players, N_CARDS, cfg.deck_mask)
     return trump_card.astype(np.int8), hands
 
 
@@ -191,7 +193,8 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
 
     trump_card: (n,) card ids 0-51, the card turned after the deal.
     hands: (n, P, 52) bool, ``hand_size`` cards per seat, no card twice and
-    not the trump card. Raises ValueError naming the fault.
+    not the trump card, all of them cards of the deck (``cfg.deck_mask``).
+    Raises ValueError naming the fault.
     """
     games = np.asarray(games, dtype=np.int64).reshape(-1)
     trump_card = np.asarray(trump_card, dtype=np.int64).reshape(-1)
@@ -206,6 +209,10 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
         raise ValueError(f"deal() needs games waiting for a deal (phase 'deal'); game {g} is not")
     if np.any((trump_card < 0) | (trump_card >= N_CARDS)):
         raise ValueError(f"trump_card must be a card id 0-{N_CARDS - 1}, got {trump_card.tolist()}")
+    outside = (hands.any(axis=1) | (np.arange(N_CARDS) == trump_card[:, None])) & ~cfg.deck_mask
+    if outside.any():
+        g, card = np.argwhere(outside)[0]
+        raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} is not in this variant's deck")
     size = hand_size_for(cfg, state.hand_no[games]).astype(np.int64)
     counts = hands.sum(axis=2)
     if np.any(counts != size[:, None]):
@@ -688,7 +695,8 @@ def _own_facts(cfg: OhHellConfig, d: dict[str, np.ndarray]) -> dict:
 def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[State, np.ndarray, np.ndarray]:
     """Oh Hell's :func:`.bobs_hat.public_state`: ``(state, counts, unseen)`` from private observations.
 
-    The turned trump card is face up, so it is not among the unseen cards.
+    The turned trump card is face up, so it is not among the unseen cards;
+    nor are cards outside a small variant's deck.
     """
     f = _OBS.seen_frame(cfg, obs, seat, first_phase=BID, done=DONE)
     o = f.o
@@ -697,6 +705,7 @@ def public_state(cfg: OhHellConfig, obs: np.ndarray, seat: np.ndarray) -> tuple[
     trump_card = np.argmax(o["trump_card"], axis=1).astype(np.int8)
     hands, counts, unseen = seen_from(f.hand, f.played, f.trick, size, f.tricks_done, f.me, cfg.players)
     unseen[np.arange(f.me.shape[0]), trump_card.astype(np.int64)] = False
+    unseen &= cfg.deck_mask
     state = State(
         **f.fields,
         hands=hands,

@@ -76,13 +76,16 @@ def uniform_ints(key: np.ndarray, n: np.ndarray | int) -> np.ndarray:
 
 
 @njit(cache=True)
-def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray) -> None:
-    """The shuffle of a deck of ``out.shape[0]`` cards drawn from ``key``:
-    ``out[j]`` is card j's position in the shuffled deck.
+def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray, in_deck: np.ndarray) -> None:
+    """The shuffle of the cards ``in_deck`` (a bool mask over the ``out.shape[0]`` card ids) drawn
+    from ``key``: ``out[j]`` is card j's position in the shuffled deck, ``n`` (past the end) for a
+    card not in the deck.
 
     Card j gets the hash of (key, j + 1) and the deck is sorted by hash, so a
-    card's position is how many hashes are smaller than its own (64-bit
-    hashes: ties have odds of about n^2 / 2^65). Counting is a branch-free
+    card's position is how many of the deck's hashes are smaller than its own
+    (64-bit hashes: ties have odds of about n^2 / 2^65). A small variant's
+    deck (a subset) is ordered by the same hashes: its shuffle is the full
+    deck's with the other cards left out. Counting is a branch-free
     n^2 loop, faster than a sort for a deck of cards. ``hashes`` is scratch
     space of the same length.
     """
@@ -92,5 +95,5 @@ def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray) -> No
     for j in range(n):
         below = 0
         for i in range(n):
-            below += hashes[i] < hashes[j]
-        out[j] = below
+            below += (hashes[i] < hashes[j]) & in_deck[i]
+        out[j] = below if in_deck[j] else n

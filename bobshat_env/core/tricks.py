@@ -559,12 +559,14 @@ def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
 
 
 @batch_kernel
-def _deal_shuffled(keys: np.ndarray, size: np.ndarray, hands: np.ndarray, next_card: np.ndarray) -> None:
+def _deal_shuffled(
+    keys: np.ndarray, size: np.ndarray, in_deck: np.ndarray, hands: np.ndarray, next_card: np.ndarray
+) -> None:
     players, n = hands.shape[1], hands.shape[2]
     for g in prange(keys.shape[0]):
         hashes = np.empty(n, dtype=np.uint64)  # scratch per game: games may run on several threads
         pos = np.empty(n, dtype=np.int64)
-        rng.shuffle_positions(keys[g], hashes, pos)
+        rng.shuffle_positions(keys[g], hashes, pos, in_deck)
         next_card[g] = -1
         for card in range(n):
             seat = pos[card] // size[g]
@@ -574,19 +576,26 @@ def _deal_shuffled(keys: np.ndarray, size: np.ndarray, hands: np.ndarray, next_c
                 next_card[g] = card
 
 
-def deal_shuffled(keys: np.ndarray, size: np.ndarray, players: int, n_cards: int) -> tuple[np.ndarray, np.ndarray]:
+def deal_shuffled(
+    keys: np.ndarray, size: np.ndarray, players: int, n_cards: int, in_deck: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Shuffle a deck of ``n_cards`` per key and deal ``size`` cards to each seat.
 
     Seat p gets the cards at positions ``p * size .. (p + 1) * size - 1`` of
     the deck shuffled by :func:`rng.shuffle_positions`. Returns hands
     (n, P, N) bool and the next card of the deck (n,), the one at position
     ``P * size`` (Oh Hell turns it for trump), -1 if the deck ran out.
+    ``in_deck``: (N,) bool, the cards of a small variant's deck (default all
+    ``n_cards``); the others are never dealt nor turned.
     """
     keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1)
     size = np.broadcast_to(np.asarray(size, dtype=np.int64).reshape(-1), keys.shape)
+    in_deck = np.ones(n_cards, dtype=bool) if in_deck is None else np.ascontiguousarray(in_deck, dtype=bool)
+    if in_deck.shape != (n_cards,):
+        raise ValueError(f"in_deck must have shape ({n_cards},), got {in_deck.shape}")
     hands = np.empty((keys.shape[0], players, n_cards), dtype=bool)
     next_card = np.empty(keys.shape[0], dtype=np.int64)
-    _deal_shuffled.on(keys.shape[0])(keys, size, hands, next_card)
+    _deal_shuffled.on(keys.shape[0])(keys, size, in_deck, hands, next_card)
     return hands, next_card
 
 

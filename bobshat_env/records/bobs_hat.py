@@ -23,7 +23,7 @@ from ..core.cards import (
     bh_parse_card,
 )
 from .faults import HandFaults
-from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int, is_int_list
+from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int, is_int_list, variant_record
 from .steps import step_one
 
 _BH_NAMES = tuple(bh_card_str(c) for c in range(bobs_hat.N_CARDS))
@@ -62,7 +62,7 @@ class BobsHatRules(RecordRules):
         return BH_SUITS[suit]
 
     def hand_size(self, cfg: BobsHatConfig, hand_no: int) -> int:
-        return bh_hand_size(hand_no)
+        return bh_hand_size(hand_no, cfg.hand_size_base)
 
     def max_tricks(self, cfg: BobsHatConfig) -> int:
         return cfg.max_hand_size
@@ -79,6 +79,7 @@ class BobsHatRules(RecordRules):
         }
         if cfg.renege_mode:
             out["renege_mode"] = True
+        out.update(variant_record(cfg, ("suits", "ranks", "hand_size_base")))
         return out
 
     # -- recorder

@@ -15,7 +15,7 @@ from ..config import OhHellConfig
 from ..core import oh_hell
 from ..core.cards import OH_HELL_DECK, OH_SUITS, oh_card_str, oh_parse_card
 from .faults import HandFaults
-from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int_list
+from .rules import Entries, PreludeStore, RecordRules, bid_order, is_int_list, variant_record
 from .steps import step_one
 
 _OH_NAMES = tuple(oh_card_str(c) for c in range(oh_hell.N_CARDS))
@@ -51,6 +51,7 @@ class OhHellRules(RecordRules):
             "deal_style": cfg.deal_style,
             "scoring": cfg.scoring,
             "first_dealer": int(first_dealer),
+            **variant_record(cfg, ("suits", "ranks", "start_size", "hands")),
         }
 
     # -- recorder

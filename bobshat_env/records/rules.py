@@ -11,6 +11,7 @@ so adding a game adds a file here and one entry point, no branch on a name.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -200,3 +201,20 @@ def rules_named(name: Any) -> RecordRules | None:
 def adapter(description: GameDescription) -> RecordRules:
     """One (stateless) instance of the adapter class the game's description names."""
     return load(description.record_rules)()
+
+
+def variant_record(cfg: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The small-variant options ``names`` of ``cfg`` for a record's ``config``: those whose value is not
+    what the option's default gives with the other options as they are, so that a full game's record
+    is as it always was and a variant's record rebuilds its config."""
+    out = {}
+    for f in dataclasses.fields(cfg):
+        if f.name not in names:
+            continue
+        try:
+            default = getattr(dataclasses.replace(cfg, **{f.name: f.default}), f.name)
+        except ConfigError:  # the default does not fit the other options: the value is not the default
+            default = None
+        if getattr(cfg, f.name) != default:
+            out[f.name] = getattr(cfg, f.name)
+    return out
