@@ -357,6 +357,8 @@ def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     log = None if ns.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     params = {k: v for k, v in options.items() if v is not None}
     params.update(parse_options(ns.option or []))
+    if getattr(ns, "variant", None):
+        params["variant"] = ns.variant
     if ns.hand:
         params["single_hand"] = ns.hand
     game = load_game(ns.game, params)
