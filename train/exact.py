@@ -115,10 +115,12 @@ class AgentPolicy(_policy_base()):  # type: ignore[misc]
 
     def __init__(self, game: Any, spec: str, seed: int = 0):
         from agents.registry import make_agent
+        from bobshat_env.seating import needs_public
 
         super().__init__(game, list(range(game.num_players())))
         self.spec, self.seed = spec, seed
         self.agent = make_agent(spec, game.rules.game, seed=seed)
+        self.needs_public = needs_public(self.agent)  # (a composite asks for the record if a part does)
         self.cache: dict[str, dict[int, float]] = {}
 
     def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
@@ -127,7 +129,7 @@ class AgentPolicy(_policy_base()):  # type: ignore[misc]
         key = state.information_state_string(player)
         probs = self.cache.get(key)
         if probs is None:
-            obs, mask, seat, public = state.agent_inputs()
+            obs, mask, seat, public = state.agent_inputs(public=self.needs_public)
             p = agent_probs(self.agent, obs, mask, seat, public, info_seed(key, self.seed))
             probs = {int(a): float(p[a]) for a in np.flatnonzero(mask[0])}
             self.cache[key] = probs
@@ -149,6 +151,97 @@ class CachedPolicy(_policy_base()):  # type: ignore[misc]
         key = state.information_state_string(player)
         if key not in self.cache:
             self.cache[key] = {int(a): float(p) for a, p in self.policy.action_probabilities(state).items()}
+        return self.cache[key]
+
+
+# --------------------------------------------------------------------------
+# The tree, walked once
+class TreeCopy:
+    """A copy of a whole OpenSpiel game tree as an OpenSpiel game in C++ (Gambit's EFG format,
+    ``pyspiel.load_efg_game``), made by walking the original once.
+
+    Our games step a batch-of-one engine in Python at every node; the exact
+    methods walk the tree many times (a best response per seat, every CFR+
+    iteration). On the copy every walk runs at C++ speed, and each policy of
+    the original is asked once per information state (:meth:`policy`).
+    Actions keep their names (the original's action ids) and each
+    information state keeps one original state, so a policy of the original
+    plays the copy as it is. ``histories`` and ``terminal`` count the tree.
+    Raises ValueError past ``max_histories`` histories.
+    """
+
+    def __init__(self, game: Any, max_histories: int = 10_000_000):
+        import pyspiel
+
+        self.original = game
+        self.histories = self.terminal = 0
+        self.states: dict[str, tuple[Any, list[int]]] = {}  # infoset name -> (an original state, its legal actions)
+        self._ids: list[dict[str, int]] = [{} for _ in range(game.num_players())]  # per player: info string -> id
+        self._max = max_histories
+        self._chance = 0
+        lines = [f'EFG 2 R "{game.get_type().short_name}" {{ ' + " ".join(f'"p{p}"' for p in range(game.num_players()))]
+        lines[0] += " }"
+        lines.append('""')
+        self._walk(game.new_initial_state(), lines)
+        self.efg_text = "\n".join(lines) + "\n"
+        self.game = pyspiel.load_efg_game(self.efg_text)
+
+    def _walk(self, state: Any, lines: list[str]) -> None:
+        self.histories += 1
+        if self.histories > self._max:
+            raise ValueError(f"the tree has more than {self._max:,} histories")
+        if state.is_terminal():
+            self.terminal += 1
+            payoffs = ", ".join(repr(float(r)) for r in state.returns())
+            lines.append(f't "" {self.terminal} "" {{ {payoffs} }}')
+            return
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            self._chance += 1
+            branches = " ".join(f'"{a}" {p!r}' for a, p in outcomes)
+            lines.append(f'c "" {self._chance} "" {{ {branches} }} 0')
+            actions = [a for a, _ in outcomes]
+        else:
+            player = state.current_player()
+            key = state.information_state_string(player)
+            ids = self._ids[player]
+            if key not in ids:
+                ids[key] = len(ids) + 1
+                actions = state.legal_actions()
+                self.states[f"p{player}i{ids[key]}"] = (state.clone(), actions)
+            name = f"p{player}i{ids[key]}"
+            actions = self.states[name][1]
+            branches = " ".join(f'"{a}"' for a in actions)
+            lines.append(f'p "" {player + 1} {ids[key]} "{name}" {{ {branches} }} 0')
+        for a in actions:
+            self._walk(state.child(a), lines)
+
+    def info_states(self) -> list[int]:
+        """The number of information states of each player."""
+        return [len(ids) for ids in self._ids]
+
+    def policy(self, policy: Any) -> Any:
+        """A policy of the copy that plays ``policy`` (a policy of the original game)."""
+        return _CopiedPolicy(self, policy)
+
+
+class _CopiedPolicy(_policy_base()):  # type: ignore[misc]
+    """A policy of the original game, played on a :class:`TreeCopy` (asked once per information state)."""
+
+    def __init__(self, tree: TreeCopy, policy: Any):
+        super().__init__(tree.game, list(range(tree.game.num_players())))
+        self.tree, self.policy = tree, policy
+        self.cache: dict[str, dict[int, float]] = {}
+
+    def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
+        """``{action index of the copy: probability}`` at ``state`` of the copy."""
+        player = state.current_player() if player_id is None else player_id
+        key = state.information_state_string(player)
+        if key not in self.cache:
+            original, _ = self.tree.states[key.rsplit("-", 1)[1]]
+            probs = self.policy.action_probabilities(original)
+            named = {a: int(state.action_to_string(player, a)) for a in state.legal_actions()}  # names: original ids
+            self.cache[key] = {a: float(probs.get(ours, 0.0)) for a, ours in named.items()}
         return self.cache[key]
 
 
