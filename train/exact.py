@@ -390,30 +390,42 @@ def exact_report(
     seed: int = 0,
     log: Log | None = None,
 ) -> dict[str, Any]:
-    """The exact values of every agent in ``specs`` (each at every seat) and a CFR+ run on ``game``.
+    """The exact values of every agent in ``specs`` (each at every seat) and a CFR+ run on ``game``, both on
+    its :class:`TreeCopy`.
 
     Every agent is made before anything is walked, so a bad spec or a
     missing checkpoint stops the run at once.
     """
     t0 = time.perf_counter()
     policies = [AgentPolicy(game, spec, seed=seed) for spec in specs]
+    tree = TreeCopy(game)
+    copied = time.perf_counter() - t0
+    if log:
+        log(
+            f"tree: {tree.histories:,} histories, {tree.terminal:,} terminal, information states {tree.info_states()}"
+            f" ({copied:.1f} s)"
+        )
     agents = []
     for pol in policies:
-        values = policy_values(game, pol)
+        values = policy_values(tree.game, tree.policy(pol))
         agents.append({"agent": pol.spec, **values, "info_states": len(pol.cache)})
         if log:
-            cost = f"{values['seconds']:.1f} s, {len(pol.cache)} info states"
-            log(f"{pol.spec}: NashConv {values['nash_conv']:.6g} ({cost})")
+            log(f"{pol.spec}: NashConv {values['nash_conv']:.6g} ({values['seconds']:.1f} s)")
     cfr = None
     if cfr_iterations:
-        cfr = {"time_limit_s": time_limit_s, **run_cfr(game, cfr_iterations, time_limit_s, log=log)}
-    info = game.get_type()
+        cfr = {"time_limit_s": time_limit_s, **run_cfr(tree.game, cfr_iterations, time_limit_s, log=log)}
     return {
-        "game": info.short_name,
-        "parameters": {k: v for k, v in game.get_parameters().items()},
+        "game": game.get_type().short_name,
+        "parameters": dict(game.get_parameters()),
         "players": game.num_players(),
         "score_range": [game.min_utility(), game.max_utility()],
         "seed": seed,
+        "tree": {
+            "histories": tree.histories,
+            "terminal": tree.terminal,
+            "info_states": tree.info_states(),
+            "seconds": copied,
+        },
         "agents": agents,
         "cfr": cfr,
         "seconds": time.perf_counter() - t0,
