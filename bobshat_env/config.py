@@ -41,6 +41,8 @@ class ConfigError(ValueError):
 class GameConfig(Protocol):
     """What every game's configuration class offers (:class:`bobshat_env.games.GameDescription` holds one)."""
 
+    VARIANTS: ClassVar[dict[str, dict[str, Any]]]  # named small variants: their options
+
     def __init__(self, *args: Any, **options: Any) -> None: ...  # a dataclass: players=..., and its options
 
     @property
@@ -84,28 +86,13 @@ def _default_note(given: Any, players: int) -> str:
     return f" (the default for {players} players)" if given is None else ""
 
 
-# Named small variants: option sets, each a whole game of its own (docs/rules.md, "Small variants"). The
-# tiny ones are small enough for exact methods (CFR+, exploitability) to walk their whole tree many times
-# over; the small ones have real card play (two tricks, choices of card) and are still walkable.
-VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
-    "bobs_hat": {
-        "tiny": {"players": 3, "suits": 1, "ranks": 4, "hand_size_base": 0, "hands": 1},
-        "small": {"players": 3, "suits": 2, "ranks": 3, "hand_size_base": 1, "hands": 1},
-    },
-    "oh_hell": {
-        "tiny": {"players": 3, "suits": 2, "ranks": 3, "start_size": 1},
-        "small": {"players": 3, "suits": 2, "ranks": 4, "start_size": 2, "hands": 1},
-    },
-}
-
-
-def variant_options(game: str, variant: str, **options: Any) -> dict[str, Any]:
-    """The options of the named variant ``variant`` of ``game`` (``VARIANTS``), with ``options`` laid over
-    them (an option given explicitly wins). ConfigError naming the known variants for an unknown name."""
-    known = VARIANTS.get(game, {})
+def variant_options(config_cls: type, variant: str, **options: Any) -> dict[str, Any]:
+    """The options of the named small variant ``variant`` of a game (its config class's ``VARIANTS``), with
+    ``options`` laid over them (an option given explicitly wins). ConfigError naming the known variants for
+    an unknown name."""
+    known = getattr(config_cls, "VARIANTS", {})
     if variant not in known:
-        choices = ", ".join(known) or "none"
-        raise ConfigError(f"unknown variant {variant!r} of {game}; choose one of {choices}")
+        raise ConfigError(f"unknown variant {variant!r}; choose one of {', '.join(known) or 'none'}")
     return {**known[variant], **options}
 
 
@@ -142,6 +129,13 @@ class BobsHatConfig:
     ranks: int = BH_RANKS
     hand_size_base: int = BH_HAND_SIZE_BASE
 
+    # Named small variants (docs/rules.md, "Small variants"): option sets, each a whole game of its own. The
+    # tiny one is small enough for exact methods (CFR+, exploitability) to walk its whole tree many times over;
+    # the small one has real card play (two tricks, a choice of card) and is still walkable.
+    VARIANTS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"players": 3, "suits": 1, "ranks": 4, "hand_size_base": 0, "hands": 1},
+        "small": {"players": 3, "suits": 1, "ranks": 6, "hand_size_base": 1, "hands": 1},
+    }
     # options that only schedule the hands (how many, who deals first): every hand has the same rules, and the
     # observation holds no count of hands, so a policy trained with other values plays them (agents.checkpoint)
     SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("hands", "first_dealer")
@@ -244,6 +238,11 @@ class OhHellConfig:
 
     # the values each text option takes (a form offers them as a list)
     OPTION_CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"deal_style": OH_DEAL_STYLES, "scoring": OH_SCORINGS}
+    # Named small variants (see BobsHatConfig.VARIANTS)
+    VARIANTS: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"players": 3, "suits": 2, "ranks": 3, "start_size": 1},
+        "small": {"players": 3, "suits": 1, "ranks": 7, "start_size": 2, "hands": 1},
+    }
     # options that only schedule the hands (their sizes, who deals first): every hand has the same rules, so a
     # policy trained with other values plays them (agents.checkpoint.check_compatible)
     SCHEDULE_OPTIONS: ClassVar[tuple[str, ...]] = ("deal_style", "first_dealer", "start_size", "hands")

@@ -96,7 +96,17 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         name="bobs_hat",
         title="Where's Bob's Hat?",
         config_cls=BobsHatConfig,
-        cli_options=("hands", "double_fewest", "no_bid", "secret_bidding", "negative_scoring", "renege_mode"),
+        cli_options=(
+            "hands",
+            "double_fewest",
+            "no_bid",
+            "secret_bidding",
+            "negative_scoring",
+            "renege_mode",
+            "suits",
+            "ranks",
+            "hand_size_base",
+        ),
         render="bobshat_env.text.bobs_hat:render",
         play_text="bobshat_env.text.bobs_hat:PlayText",
         record_rules="bobshat_env.records.bobs_hat:BobsHatRules",
@@ -113,7 +123,7 @@ DESCRIPTIONS: tuple[GameDescription, ...] = (
         name="oh_hell",
         title="Oh Hell",
         config_cls=OhHellConfig,
-        cli_options=("deal_style", "scoring"),
+        cli_options=("deal_style", "scoring", "suits", "ranks", "start_size", "hands"),
         render="bobshat_env.text.oh_hell:render",
         play_text="bobshat_env.text.oh_hell:PlayText",
         record_rules="bobshat_env.records.oh_hell:OhHellRules",
@@ -293,7 +303,7 @@ class Game:
 def make_game(name: str = "bobs_hat", **options: Any) -> Game:
     """A :class:`Game` by name with its options; bad names or options raise ConfigError.
 
-    ``variant="tiny"`` (a name of :data:`bobshat_env.config.VARIANTS`) starts from that small
+    ``variant="tiny"`` (a name of the config class's ``VARIANTS``) starts from that small
     variant's options; the other options given are laid over them.
     """
     from .core import game_module  # the core (numba) loads with the first game
@@ -301,7 +311,7 @@ def make_game(name: str = "bobs_hat", **options: Any) -> Game:
     description = describe(name)
     variant = options.pop("variant", None)
     if variant:
-        options = variant_options(name, variant, **options)
+        options = variant_options(description.config_cls, variant, **options)
     cfg = options.pop("config", None) or description.config_cls.from_dict(options)
     if not isinstance(cfg, description.config_cls):
         raise ConfigError(f"{name} needs a {description.config_cls.__name__}, got a {type(cfg).__name__}")

@@ -20,16 +20,24 @@ Parameters             every option of the game's configuration
                        player count), and ``single_hand``: 0 plays the whole
                        game; k plays only hand k of it (its size and dealer as
                        in the whole game, scores from 0), the game exact
-                       methods want. Bob's Hat's ``renege_mode`` is refused:
+                       methods want; and ``variant``: "" (none) or the name
+                       of a small variant (``tiny``, ``small``:
+                       the config class's ``VARIANTS``), whose options
+                       the other parameters override where they are not at
+                       their defaults (pyspiel fills in every default, so
+                       a default cannot be told from a given one). Bob's Hat's
+                       ``renege_mode`` is refused:
                        OpenSpiel hands algorithms the legal actions, and the
                        re-deals a renege brings make the game unbounded
 Chance                 the first dealer, if ``first_dealer=-1`` (a seat, each
                        1/P); then per hand: Bob's Hat's trump card (0-3:
-                       blue, red, black, none; each 1/4), one node per card
+                       blue, red, black, none; each 1/4; a small variant
+                       offers its deck's suits and none), one node per card
                        dealt (card ``k`` of the deal to seat ``k % P``, seat 0
-                       first whatever the dealer, each remaining card
-                       equally likely, as OpenSpiel's ``oh_hell``), then Oh
-                       Hell's turned trump card (any card not dealt)
+                       first whatever the dealer, each remaining card of the
+                       deck equally likely, as OpenSpiel's ``oh_hell``), then
+                       Oh Hell's turned trump card (any card of the deck not
+                       dealt)
 Actions                the core's flat space (``N_ACTIONS``: cards first)
 Returns                the sum of the hands' scores so far; ``rewards()`` is
                        the scores of the hand the last decision ended, kept
@@ -60,7 +68,8 @@ Public-only and all-players observers are the ``public`` and ``full`` views.
 
 What OpenSpiel's algorithms find here: CFR, exploitability and best
 responses walk the whole tree, which at full size is far beyond reach
-(the deal alone); they need the small variants. Sampling methods (outcome
+(the deal alone); they need the small variants (``variant=tiny``;
+:func:`tree_size` counts a tree, docs/rules.md lists the variants' sizes). Sampling methods (outcome
 and external sampling MCCFR; external sampling walks every action of the
 traverser, so only small hands suit it), NFSP and the Python ISMCTS bot run
 as they are.
@@ -86,6 +95,7 @@ from .core.tricks import rotate_dealer
 from .games import DESCRIPTIONS, Game, GameDescription, make_game
 
 WHOLE_GAME = 0  # ``single_hand``: play the whole game
+NO_VARIANT = ""  # ``variant``: the options as given
 PREFIX = "python_"  # OpenSpiel's prefix for games written in Python
 _DEALER, _TRUMP, _CARD, _TURNED = "dealer", "trump", "card", "turned trump card"
 
@@ -93,14 +103,17 @@ _DEALER, _TRUMP, _CARD, _TURNED = "dealer", "trump", "card", "turned trump card"
 # --------------------------------------------------------------------------
 # Parameters and the game's facts
 def parameter_specification(description: GameDescription) -> dict[str, Any]:
-    """OpenSpiel parameters of a game: each configuration option with its default, and ``single_hand``.
+    """OpenSpiel parameters of a game: each configuration option with its default, ``single_hand`` and
+    ``variant``.
 
     An option whose default is None (Bob's Hat's ``hands``: the rulebook's
-    number for the player count) takes 0 for it: OpenSpiel parameters are
-    typed by their defaults and have no None.
+    number for the player count; Oh Hell's ``start_size`` and ``hands``)
+    takes 0 for it: OpenSpiel parameters are typed by their defaults and
+    have no None.
     """
     spec = {f.name: 0 if f.default is None else f.default for f in dataclasses.fields(description.config_cls)}
     spec["single_hand"] = WHOLE_GAME
+    spec["variant"] = NO_VARIANT
     return spec
 
 
@@ -135,10 +148,15 @@ def rules_from_parameters(description: GameDescription, params: dict[str, Any]) 
     if unknown:
         raise ConfigError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(spec))}")
     values = {**spec, **params}
-    single_hand = values.pop("single_hand")
+    single_hand, variant = values.pop("single_hand"), values.pop("variant")
+    if not isinstance(variant, str):
+        raise ConfigError(f"variant must be a variant's name or empty, got {variant!r}")
+    # pyspiel hands the game every parameter, defaults filled in: with a variant, only a value other than
+    # the default overrides the variant's own
+    values = {k: v for k, v in values.items() if not variant or v != spec[k]}
     defaults = {f.name: f.default for f in dataclasses.fields(description.config_cls)}
     options = {k: None if defaults[k] is None and v == 0 else v for k, v in values.items()}
-    game = make_game(description.name, **options)
+    game = make_game(description.name, variant=variant or None, **options)
     if game.renege_mode:
         raise ConfigError(
             "renege_mode is not offered in OpenSpiel: its algorithms play legal actions only, and the "
@@ -169,8 +187,6 @@ def game_type(description: GameDescription) -> pyspiel.GameType:
         provides_observation_tensor=True,
         parameter_specification=parameter_specification(description),
     )
-
-
 
 
 def game_info(rules: Rules) -> pyspiel.GameInfo:
@@ -296,8 +312,9 @@ class Table:
         if kind == _DEALER:
             return [(s, 1.0 / self.P) for s in range(self.P)]
         if kind == _TRUMP:
-            return [(t, 1.0 / self.module.N_TRUMPS) for t in range(self.module.N_TRUMPS)]
-        left = np.flatnonzero(~self.hands[-1].dealt.any(axis=0)).tolist()
+            trumps = self.cfg.trumps  # a small variant's deck suits and none
+            return [(t, 1.0 / len(trumps)) for t in trumps]
+        left = np.flatnonzero(~self.hands[-1].dealt.any(axis=0) & self.cfg.deck_mask).tolist()
         return [(c, 1.0 / len(left)) for c in left]
 
     def apply_chance(self, outcome: int) -> None:
@@ -484,7 +501,7 @@ def _sampled_deal(t: Table, player: int, gen: np.random.Generator) -> np.ndarray
         led = m.DECK.suit_of[plays[i - i % P][1]]
         void[seat, led] |= m.DECK.suit_of[card] != led
     held = hand.dealt & ~played  # what each seat holds now
-    unseen = ~(played.any(axis=0) | hand.dealt[player])
+    unseen = ~(played.any(axis=0) | hand.dealt[player]) & t.cfg.deck_mask
     if m.TRUMP_TURNED and hand.trump >= 0:
         unseen[hand.trump] = False
     world = sample_hands(
@@ -583,6 +600,48 @@ class CardGameObserver:
         vec = t.module.observe(t.cfg, t.eng, seat=np.array([player]), view=self.view)[0]
         facts = t.module.decode(t.cfg, vec, view=self.view)
         return f"p{player} " + " ".join(f"{k}={v}" for k, v in facts.items())
+
+
+# --------------------------------------------------------------------------
+# Tree sizes
+@dataclasses.dataclass(frozen=True)
+class TreeSize:
+    """The size of a game's whole tree, as :func:`tree_size` counts it."""
+
+    histories: int  # every node: chance, decision and terminal
+    terminal: int  # terminal histories
+    decisions: int  # histories where a player acts
+    info_states: tuple[int, ...]  # distinct information states (strings) where each player acts
+
+
+def tree_size(game: pyspiel.Game, max_histories: int = 10_000_000) -> TreeSize:
+    """Walk ``game``'s whole tree and count its histories and each player's information states.
+
+    What exact methods (CFR+, exploitability, best responses) walk each
+    iteration. Chance nodes count as histories like any other node. Raises
+    ValueError once more than ``max_histories`` are met: a tree that large
+    is not for walking (the full games' are astronomically larger).
+    """
+    histories = terminal = decisions = 0
+    info: list[set[str]] = [set() for _ in range(game.num_players())]
+    stack = [game.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        histories += 1
+        if histories > max_histories:
+            raise ValueError(f"the tree has more than {max_histories:,} histories")
+        if state.is_terminal():
+            terminal += 1
+            continue
+        if state.is_chance_node():
+            actions = [a for a, _ in state.chance_outcomes()]
+        else:
+            decisions += 1
+            player = state.current_player()
+            info[player].add(state.information_state_string(player))
+            actions = state.legal_actions()
+        stack.extend(state.child(a) for a in actions)
+    return TreeSize(histories, terminal, decisions, tuple(len(s) for s in info))
 
 
 # --------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..config import ConfigError
+from ..config import ConfigError, variant_options
 from ..games import DESCRIPTIONS, GAMES, describe
 
 # Upper bounds of the numeric options (every one is checked by the types below, one place for all).
@@ -100,9 +100,20 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("game options")
     g.add_argument("--game", choices=GAMES, default=GAMES[0], help=f"which game (default {GAMES[0]})")
     # ranges depend on the game: its config checks them (players 3-5 or 3-7, hands that fit the deck, ...)
-    g.add_argument("--players", type=INT, default=4, help="number of players (default 4)")
+    g.add_argument("--players", type=INT, default=None, help="number of players (default 4, or the variant's)")
     g.add_argument("--first-dealer", type=INT, default=0, help="first dealer's seat, -1 to draw it (default 0)")
-    g.add_argument("--hands", type=INT, default=None, help="Bob's Hat: number of hands (default 12/10/8)")
+    g.add_argument(
+        "--hands", type=INT, default=None,
+        help="number of hands (Bob's Hat default 12/10/8; Oh Hell: the first hands of the deal style, default all)",
+    )  # fmt: skip
+    g.add_argument(
+        "--variant", choices=sorted({v for d in DESCRIPTIONS for v in d.config_cls.VARIANTS}), default=None,
+        help="a named small variant of the game (docs/rules.md); the other game flags given override its options",
+    )  # fmt: skip
+    g.add_argument("--suits", type=INT, default=None, help="small variant: suits in the deck (default all)")
+    g.add_argument("--ranks", type=INT, default=None, help="small variant: ranks per suit (default all)")
+    g.add_argument("--hand-size-base", type=INT, default=None, help="Bob's Hat: hand k deals BASE + k (default 4)")
+    g.add_argument("--start-size", type=INT, default=None, help="Oh Hell: cards in the largest hand (default 10/8/7)")
     for flag, text in (
         ("double-fewest", "a player may bid fewest twice, scoring double"),
         ("no-bid", "once per game a player may bid nothing and score 0"),
@@ -115,6 +126,16 @@ def _add_game_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scoring", help="Oh Hell: positive (default), neutral or negative")
 
 
+class _Unset:
+    """Stands for the values of a game flag left out: None, or a switch's False (never a number 0)."""
+
+    def __contains__(self, value: Any) -> bool:
+        return value is None or value is False
+
+
+_NOT_GIVEN = _Unset()
+
+
 def game_options(args: argparse.Namespace) -> dict[str, Any]:
     """The game options named by the flags, for ``make_game``.
 
@@ -122,14 +143,19 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
     another game's option, given, is an error rather than silently ignored.
     """
     game = describe(args.game)
-    opts: dict[str, Any] = {"players": args.players, "first_dealer": args.first_dealer}
+    opts: dict[str, Any] = {"first_dealer": args.first_dealer}
+    if args.players is not None:
+        opts["players"] = args.players
     opts.update({k: getattr(args, k) for k in game.cli_options if getattr(args, k) is not None})
     for other in DESCRIPTIONS:
-        given = [k for k in other.cli_options if k not in game.cli_options and getattr(args, k) not in (None, False)]
+        # a switch set or a value given (by identity: a number 0 equals False)
+        given = [k for k in other.cli_options if k not in game.cli_options and getattr(args, k) not in _NOT_GIVEN]
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise ConfigError(f"{flag} is one of the {other.title} options; {game.title} has no such option")
-    return opts
+    if getattr(args, "variant", None):  # the variant's options, under the flags given
+        return variant_options(game.config_cls, args.variant, **opts)
+    return {"players": 4, **opts}
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

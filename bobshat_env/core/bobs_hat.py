@@ -298,7 +298,7 @@ def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.n
         if a == BID_BASE:
             return "the no-bid option is off or already used by this seat"
         if (a - BID_BASE) % 8 >> cfg.suits:
-            return f"this deck has {cfg.suits} suit(s): no most bid of {', '.join(BID_NAMES[cfg.suits:])}"
+            return f"this deck has {cfg.suits} suit(s): no most bid of {', '.join(BID_NAMES[cfg.suits :])}"
         return "double fewest needs the double_fewest option"
 
     raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)

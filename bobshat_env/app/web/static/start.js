@@ -22,7 +22,7 @@ function drawOptions() {
       if (o.kind === "choice") {
         return el("label", {}, o.label, " ", el("select", { id, name: o.name }, o.choices.map((c) => el("option", { value: c, selected: c === o.default }, c))));
       }
-      const min = o.name === "first_dealer" ? -1 : 1;
+      const min = o.name === "first_dealer" ? -1 : o.name === "hand_size_base" ? 0 : 1;
       const max = o.name === "first_dealer" ? players - 1 : null;
       return el("label", {}, o.label, " ", el("input", { type: "number", id, name: o.name, min, max, placeholder: o.default === null ? "default" : String(o.default), value: o.name === "first_dealer" ? "0" : "" }));
     }),
