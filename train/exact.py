@@ -416,7 +416,8 @@ def exact_report(
         cfr = {"time_limit_s": time_limit_s, **run_cfr(tree.game, cfr_iterations, time_limit_s, log=log)}
     return {
         "game": game.get_type().short_name,
-        "parameters": dict(game.get_parameters()),
+        "config": game.rules.game.config.to_dict(),
+        "single_hand": game.rules.single_hand,
         "players": game.num_players(),
         "score_range": [game.min_utility(), game.max_utility()],
         "seed": seed,
@@ -436,7 +437,9 @@ def format_report(report: dict[str, Any]) -> str:
     """The report as a short text table: per agent each seat's own and best-response values, NashConv; CFR+."""
     lo, hi = report["score_range"]
     P = report["players"]
-    params = ", ".join(f"{k}={v}" for k, v in sorted(report["parameters"].items()))
+    params = ", ".join(f"{k}={v}" for k, v in report["config"].items())
+    if report["single_hand"]:
+        params += f", hand {report['single_hand']} alone"
     lines = [f"{report['game']} ({params}); returns per seat from {lo:g} to {hi:g}"]
     rows = [(a["agent"], a) for a in report["agents"]]
     if report["cfr"]:
@@ -462,8 +465,6 @@ def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     log = None if ns.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     params = {k: v for k, v in options.items() if v is not None}
     params.update(parse_options(ns.option or []))
-    if getattr(ns, "variant", None):
-        params["variant"] = ns.variant
     if ns.hand:
         params["single_hand"] = ns.hand
     game = load_game(ns.game, params)

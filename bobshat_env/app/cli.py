@@ -858,9 +858,6 @@ def _exact_parser(sub: Any) -> None:
     """``bobshat exact``: the game's flags, the agents to measure, CFR+'s budget, the output."""
     p = sub.add_parser("exact", help="exact exploitability of bots and CFR+ on a small variant (train/exact.py)")
     _add_game_options(p)
-    p.set_defaults(players=None)  # else the variant's (--variant), else the game's default
-    if "--variant" not in p._option_string_actions:  # (the game options may come to offer it to every command)
-        p.add_argument("--variant", default=None, help="a named small variant: tiny or small (config.VARIANTS)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="another game option (repeatable)")
     p.add_argument("--hand", type=int_range(1), default=None, help="play this hand of the game alone (default all)")
     p.add_argument(
