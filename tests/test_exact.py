@@ -211,7 +211,7 @@ def _run(argv, capsys):
     return code, out, err
 
 
-ONE_CARD = ["exact", "--game", "oh_hell", "--players", "3", "--hand", "10"]  # 52 cards: hours to walk
+ONE_CARD = ["exact", "--game", "oh_hell", "--players", "3", "--hand", "10"]  # 52 cards, hours to walk
 
 
 def test_a_game_too_big_to_walk_is_refused_up_front(tmp_path, capsys):
@@ -258,3 +258,123 @@ def test_an_interrupt_leaves_the_json_as_it_was(tmp_path):
     assert proc.wait(timeout=600) == 130
     assert procs._stderr(proc).strip().endswith("bobshat exact: interrupted")
     assert out.read_text() == "what the user had\n" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+# --------------------------------------------------------------------------
+# The tree copy, and exact values on the tiny variants
+def test_the_tree_copy_has_the_originals_values_and_cfr():
+    from train.exact import TreeCopy
+
+    for name in ["kuhn_poker", "kuhn_poker(players=3)"]:
+        game = pyspiel.load_game(name)
+        tree = TreeCopy(game)
+        assert (tree.histories, tree.terminal) == ((58, 30) if name == "kuhn_poker" else (617, 312))
+        uniform = policy_lib.UniformRandomPolicy(game)
+        ours, theirs = policy_values(tree.game, tree.policy(uniform)), policy_values(game, uniform)
+        for k in ("own", "best_response"):
+            assert ours[k] == pytest.approx(theirs[k])
+        on_copy = [p["nash_conv"] for p in run_cfr(tree.game, 8)["curve"]]
+        assert on_copy == pytest.approx([p["nash_conv"] for p in run_cfr(game, 8)["curve"]], rel=1e-9)
+    with pytest.raises(ValueError, match="more than 100 histories"):
+        TreeCopy(pyspiel.load_game("kuhn_poker(players=3)"), max_histories=100)
+
+
+@pytest.fixture(scope="module")
+def tiny_oh_hell():
+    from train.exact import TreeCopy, load_game
+
+    game = load_game("oh_hell", {"variant": "tiny"})
+    return game, TreeCopy(game)
+
+
+def _engine_best_response(spec: str, br_seat: int) -> tuple[float, float]:
+    """(best-response value, own value) of ``br_seat`` against ``spec`` at the other seats in tiny Oh Hell,
+    from the batched engine and the arena's seat dispatch, without OpenSpiel: every deal (3 cards and the
+    turned card, 360 equally likely) with each bid of the responder; one card each, so the play is forced."""
+    from itertools import permutations
+
+    from agents.registry import make_agent
+    from bobshat_env.games import make_game
+    from bobshat_env.seating import SeatDispatch
+
+    game = make_game("oh_hell", variant="tiny")
+    m, cfg = game.module, game.config
+    deals = list(permutations(np.flatnonzero(cfg.deck_mask).tolist(), 4))  # seat 0, 1, 2's card, turned card
+    assert len(deals) == 360 and cfg.hand_sizes == (1,)
+    rows = [(d, b) for d in deals for b in (0, 1, None)]  # None: the responder plays the agent too
+    B = len(rows)
+    state = game.init(np.zeros(B, dtype=np.uint64), auto_deal=False)
+    hands = np.zeros((B, 3, m.N_CARDS), dtype=bool)
+    for i, (d, _) in enumerate(rows):
+        hands[i, [0, 1, 2], d[:3]] = True
+    m.deal(cfg, state, np.arange(B), np.array([d[3] for d, _ in rows]), hands)
+    agent = make_agent(spec, game, seed=0)
+    seats = SeatDispatch(game, B, [agent])
+    before = [[] for _ in range(B)]  # the bids the responder saw before its own
+    legal = np.ones(B, dtype=bool)
+    responded = np.zeros(B, dtype=bool)
+    while not game.done(state).all():
+        active = ~game.done(state)
+        mask, obs, seat = game.legal_action_mask(state), game.observe(state), state.cur.astype(np.int64)
+        actions = np.zeros(B, dtype=np.int64)
+        idx = np.flatnonzero(active)
+        actions[idx] = seats.act_rows(agent, obs, mask, seat, idx)
+        for i in idx:
+            if state.phase[i] != m.BID:
+                continue
+            if seat[i] == br_seat and rows[i][1] is not None:
+                want = m.BID_BASE + rows[i][1]
+                legal[i] &= bool(mask[i, want])
+                actions[i] = want if mask[i, want] else actions[i]
+            if seat[i] == br_seat:
+                responded[i] = True
+            elif not responded[i]:
+                before[i].append(int(actions[i]))
+        seats.before_step(state, actions, active)
+        res = game.step(state, actions, active=active, legal=mask)
+        seats.after_step(res.new_hand)
+    score = state.scores[:, br_seat].astype(float)
+    best: dict[tuple, dict[int, float]] = {}
+    own = 0.0
+    for i, (d, b) in enumerate(rows):
+        if b is None:
+            own += score[i] / 360
+        elif legal[i]:
+            key = (d[br_seat], d[3], tuple(before[i]))
+            best.setdefault(key, {}).setdefault(b, 0.0)
+            best[key][b] += score[i] / 360
+    return sum(max(v.values()) for v in best.values()), own
+
+
+@pytest.mark.parametrize("spec", ["strong", "simple"])
+def test_best_responses_on_tiny_oh_hell_are_the_engines_own_count(tiny_oh_hell, spec):
+    game, tree = tiny_oh_hell
+    values = policy_values(tree.game, tree.policy(AgentPolicy(game, spec)))
+    for seat in range(3):
+        br, own = _engine_best_response(spec, seat)
+        assert values["best_response"][seat] == pytest.approx(br, abs=1e-9)
+        assert values["own"][seat] == pytest.approx(own, abs=1e-9)
+    assert values["nash_conv"] > 1  # a heuristic is far from an equilibrium here
+
+
+@pytest.mark.parametrize("game_name, terminal", [("oh_hell", 1800), ("bobs_hat", 2592)])
+def test_the_command_on_the_tiny_variant(tmp_path, capsys, game_name, terminal):
+    import json
+
+    out = tmp_path / "r.json"
+    argv = ["exact", "--game", game_name, "--variant", "tiny", "--agents", "random", "--cfr-iterations", "8"]
+    code, text, err = _run([*argv, "--json", str(out)], capsys)
+    assert code == 0, err
+    report = json.loads(out.read_text())
+    assert report["tree"]["terminal"] == terminal and report["players"] == 3
+    assert report["config"]["players"] == 3 and report["single_hand"] == 0
+    (rand,) = report["agents"]
+    assert rand["agent"] == "random" and rand["nash_conv"] == pytest.approx(sum(rand["gain"]))
+    assert all(g >= -1e-9 for g in rand["gain"]) and rand["nash_conv"] > 1
+    curve = [p["nash_conv"] for p in report["cfr"]["curve"]]
+    assert [p["iteration"] for p in report["cfr"]["curve"]] == [1, 2, 4, 8]
+    assert curve[0] == pytest.approx(rand["nash_conv"])  # CFR+'s first average policy is uniform
+    assert all(b < a for a, b in zip(curve, curve[1:])) and curve[-1] < curve[0] / 4
+    assert text.splitlines()[0].startswith(f"python_{game_name} (players=3")
+    assert "random" in text and "CFR+ NashConv by iteration (iterations): 1: " in text
+    assert f"{terminal:,} terminal" in err and "cfr+ iteration 8/8: NashConv" in err
