@@ -378,3 +378,11 @@ def test_the_command_on_the_tiny_variant(tmp_path, capsys, game_name, terminal):
     assert text.splitlines()[0].startswith(f"python_{game_name} (players=3")
     assert "random" in text and "CFR+ NashConv by iteration (iterations): 1: " in text
     assert f"{terminal:,} terminal" in err and "cfr+ iteration 8/8: NashConv" in err
+
+
+def test_the_bound_of_a_whole_game_is_the_product_of_its_hands_bounds():
+    # the probe never spends Bob's Hat's once-a-game empty bid, so a later hand keeps every choice
+    base = {"players": 3, "suits": 2, "ranks": 3, "hand_size_base": 0, "hands": 2, "no_bid": True}
+    whole = tree_bound(pyspiel.load_game("python_bobs_hat", base))
+    hands = [tree_bound(pyspiel.load_game("python_bobs_hat", {**base, "single_hand": k})) for k in (1, 2)]
+    assert whole == hands[0] * hands[1] and hands[0] > 1
