@@ -8,8 +8,9 @@ watch and replay in the browser), ``bench`` (throughput against peers),
 ``train`` (PPO with self-play), ``exploit`` (a learned best response
 against a frozen bot), ``imitate`` (a policy fitted to records),
 ``expert`` (the policy distilled toward search on it), ``average``
-(one policy from the mean of several policies' weights) and ``infer``
-(how close the search's inferred worlds come to the hidden hands). Each
+(one policy from the mean of several policies' weights), ``infer``
+(how close the search's inferred worlds come to the hidden hands) and
+``exact`` (exact exploitability and CFR+ on small variants). Each
 command's ``--help`` lists its flags. Heavy imports happen inside the
 command that needs them, so ``bobshat --help`` stays fast.
 """
@@ -466,6 +467,15 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     return cli_exploit(args, {"game": args.game, **game_options(args)})
 
 
+def cmd_exact(args: argparse.Namespace) -> int:
+    """Exact exploitability of bots and CFR+ on a small variant (train/exact.py)."""
+    from agents.registry import spec_checkpoints
+    from train.exact import cli_exact  # imports OpenSpiel
+
+    check_outputs(args, "json", inputs=spec_checkpoints("--agents", args.agents))
+    return cli_exact(args, game_options(args))
+
+
 _AGENT_LIST = "{agent specs}"  # in a help text: the registered agents, filled in when help is shown
 
 
@@ -842,6 +852,31 @@ def _average_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_average)
 
 
+def _exact_parser(sub: Any) -> None:
+    """``bobshat exact``: the game's flags, the agents to measure, CFR+'s budget, the output."""
+    p = sub.add_parser("exact", help="exact exploitability of bots and CFR+ on a small variant (train/exact.py)")
+    _add_game_options(p)
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="another game option (repeatable)")
+    p.add_argument("--hand", type=int_range(1), default=None, help="play this hand of the game alone (default all)")
+    p.add_argument(
+        "--agents", default="random,simple,strong", help=f"agent specs to measure, each at every seat. {_AGENT_LIST}"
+    )
+    p.add_argument("--cfr-iterations", type=int_range(0, 10**9), default=100, help="CFR+ iterations (100; 0: none)")
+    p.add_argument(
+        "--time-limit", type=float_range(0.0, 1e9), default=0.0, help="seconds of CFR+ iterations at most (0: none)"
+    )
+    p.add_argument(
+        "--max-histories",
+        type=int_range(1),
+        default=200_000,
+        help="refuse a game with more terminal histories than this, from a bound on its tree (200000)",
+    )
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the agents; a sampling agent's per state (0)")
+    p.add_argument("--json", default=None, help="write the report as JSON to this file ('-': stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=cmd_exact)
+
+
 # each adds one subcommand's parser to the subparsers it is given, in the order of `bobshat --help`
 SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _simulate_parser,
@@ -857,6 +892,7 @@ SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
     _expert_parser,
     _average_parser,
     _infer_parser,
+    _exact_parser,
 )
 
 

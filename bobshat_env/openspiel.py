@@ -84,13 +84,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pyspiel
 
 from .core.config import ConfigError
-from .core.resample import sample_hands
+from .core.resample import sample_hands, void_tracker
 from .core.tricks import rotate_dealer
 from .games import DESCRIPTIONS, Game, GameDescription, make_game
 
@@ -470,6 +471,33 @@ class CardGameState(pyspiel.State):
         """
         gen = np.random.default_rng([int(probability_sampler() * 2**32) for _ in range(2)])
         return _resample(self, player_id, gen)
+
+    def agent_inputs(self, public: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """What a bobshat agent acting here is handed, as the arena hands it: the acting seat's private
+        observation (1, D), the legal mask (1, A), the seat (1,) and the public record of the hand
+        (:class:`bobshat_env.core.resample.VoidTracker`'s ``rows``), rebuilt by replaying the game
+        (``public=False``: an empty record, for the agents that do not ask for it).
+
+        Everything in it is known to the acting seat, so an agent's answer depends on its information
+        state only (``train/exact.py`` turns agents into OpenSpiel policies with it).
+        """
+        t = self._table
+        if t.terminal or t.chance_kind() is not None:
+            raise ValueError("agent inputs exist only at a player's decision")
+        seat = int(t.eng.cur[0])
+        tracker = void_tracker(t.rules.game, 1)
+        replay = self.get_game().new_initial_state()
+        for action in self.history() if public else ():
+            if replay.is_chance_node():
+                replay.apply_action(action)
+                continue
+            hands = len(replay._table.hands)
+            tracker.before_step(replay._table.eng, np.array([action]))
+            replay.apply_action(action)
+            tracker.after_step(SimpleNamespace(new_hand=np.array([len(replay._table.hands) > hands])))
+        obs = t.module.observe(t.cfg, t.eng, seat=np.array([seat]), view="private")
+        record = tracker.rows(np.array([0])) if public else {}
+        return obs, t.legal_mask().copy(), np.array([seat], dtype=np.int64), record
 
 
 def _sampled_deal(t: Table, player: int, gen: np.random.Generator) -> np.ndarray:
