@@ -44,7 +44,7 @@ def describe() -> list[str]:
     return lines + ["bid=SPEC+play=SPEC: one agent's hat choices and bids with another's card play"]
 
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -87,7 +87,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             key, eq, value = part.partition("=")
             if not eq or not key:
                 raise ValueError(f"bad agent option {part!r} in {spec!r}: expected key=value")
-            options[key.strip()] = _parse_value(value.strip())
+            options[key.strip()] = parse_value(value.strip())
     elif rest:
         options["path"] = rest
     return name, options
@@ -173,7 +173,7 @@ def _one_part(spec: str) -> tuple[str, dict[str, Any]]:
             key, eq, value = piece.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"bad ppo option {piece!r}: expected key=value after the path")
-            options[key.strip()] = _parse_value(value.strip())
+            options[key.strip()] = parse_value(value.strip())
     return name, options
 
 

@@ -364,14 +364,14 @@ def tree_bound(game: Any) -> int:
 def parse_options(pairs: list[str]) -> dict[str, Any]:
     """``["suits=2", "no_bid=true"]`` -> ``{"suits": 2, "no_bid": True}`` (ints and booleans read as such);
     ValueError naming a piece that is not ``key=value``."""
-    from agents.registry import _parse_value
+    from agents.registry import parse_value
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"--option {pair!r}: expected key=value (a game option, e.g. suits=2)")
-        out[key.strip().replace("-", "_")] = _parse_value(value.strip())
+        out[key.strip().replace("-", "_")] = parse_value(value.strip())
     return out
 
 
