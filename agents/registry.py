@@ -45,6 +45,7 @@ def describe() -> list[str]:
 
 
 def parse_value(text: str) -> Any:
+    """An option's value as written in a spec (``true``/``false``, an integer, a number, else the text)."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
