@@ -157,7 +157,13 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
             flag = "--" + given[0].replace("_", "-")
             raise ConfigError(f"{flag} is one of the {other.title} options; {game.title} has no such option")
     if getattr(args, "variant", None):  # the variant's options, under the flags given
-        return variant_options(game.config_cls, args.variant, **opts)
+        options = variant_options(game.config_cls, args.variant, **opts)
+        try:
+            game.config_cls(**options)
+        except ConfigError as err:  # e.g. more players than the variant's deck holds: name the flags that chose it
+            given = f" with --players {args.players}" if args.players is not None else ""
+            raise ConfigError(f"--variant {args.variant}{given}: {err}") from None
+        return options
     return {"players": 4, **opts}
 
 
@@ -429,6 +435,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
     inputs = spec_checkpoints("--play", args.play) + checkpoint_files("--policy", args.policy)
     inputs += checkpoint_files("--cards", args.cards)
     check_outputs(args, "json", outputs=checkpoint_files("--out", args.out), inputs=inputs)
+    if getattr(args, "variant", None) and args.policy is None:  # the default is a shipped full-game policy
+        raise ConfigError(f"--variant {args.variant}: no shipped policy plays it; give --policy a checkpoint of it")
     return cli_infer(args, game_options(args))
 
 
@@ -462,7 +470,10 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
     from train.exploit import cli_exploit, preset_game  # imports torch
 
+    given = args.players
     args.game, args.players = preset_game(args.config, args.game, args.players)
+    if getattr(args, "variant", None) and given is None:  # a variant's own player count, not the default 4
+        args.players = variant_options(describe(args.game).config_cls, args.variant).get("players", args.players)
     check_outputs(args, "json")
     return cli_exploit(args, {"game": args.game, **game_options(args)})
 

@@ -250,3 +250,18 @@ def test_the_command_line_plays_a_named_variant_and_writes_records_that_replay(t
     assert "bobs_hat, 4 players, 2 games" in capsys.readouterr().out
     assert main(["simulate", "--game", "oh_hell", "--hand-size-base", "0"]) == 2
     assert "--hand-size-base is one of the Where's Bob's Hat? options" in capsys.readouterr().err
+
+
+def test_a_variant_that_does_not_fit_names_the_flags_that_chose_it(tmp_path, capsys):
+    """The CLI fuzzer found these: the error named only option names no flag had set (hand_size_base), and
+    ``exploit --variant small`` ran it at the default 4 players, which its 6-card deck cannot deal."""
+    from bobshat.cli import main
+
+    assert main(["simulate", "--game", "bobs_hat", "--variant", "small", "--players", "5"]) == 2
+    assert "error: --variant small with --players 5: hand_size_base=1 does not fit" in capsys.readouterr().err
+    assert main(["infer", "--game", "bobs_hat", "--variant", "small", "--games", "1", "--quiet"]) == 2
+    assert "error: --variant small: no shipped policy plays it; give --policy" in capsys.readouterr().err
+    runs = tmp_path / "runs"
+    flags = ["--target", "random", "--quiet", "--runs-dir", str(runs), "--total-decisions", "1", "--final-deals", "0"]
+    assert main(["exploit", *flags, "--eval-every", "0", "--variant", "small"]) == 0
+    assert [p.name for p in runs.iterdir()] == ["bobs_hat_3p_exploit_random_s1"]  # the variant's 3 players
