@@ -334,7 +334,7 @@ register(
 )
 
 
-def _ismcts(game: Any = None, seed: int | None = None, **options: Any) -> Agent:
+def _ismcts(game: Game | None = None, seed: int | None = None, **options: Any) -> Agent:
     """``ismcts:sims=N,...``: information set MCTS (Cowling et al. 2012), random rollouts on the batched core."""
     from .ismcts import make_ismcts_agent
 

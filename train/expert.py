@@ -65,7 +65,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -80,6 +80,9 @@ from train.options import ExpertError, ExpertOptions
 from train.runtime.board import Board
 from train.runtime.kit import agreement, check_checkpoint_out, policy_outputs, write_report
 from train.runtime.kit import options_from as kit_options_from
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 GAME_SALT = 0xE7  # the self-play deals' stream: game_keys(seed, game, GAME_SALT + round), not an evaluation deal
 
@@ -185,7 +188,7 @@ class Labels:
 
 
 def oracle_bid_labels(
-    game: Any, net: PolicyNet, state: Any, opts: ExpertOptions, seed: int, greedy: np.ndarray
+    game: Game, net: PolicyNet, state: Any, opts: ExpertOptions, seed: int, greedy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(labels (n,), label distributions (n, A)) of the bidding decisions ``state``: the best information-set
     margin (or its softmax at ``bid_temperature``), every alternative played out by the policy ``net``; the
@@ -209,7 +212,7 @@ def oracle_bid_labels(
 
 
 def label_round(
-    game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int, log: Callable[[str], None] | None = None
+    game: Game, net: PolicyNet, opts: ExpertOptions, round_no: int, log: Callable[[str], None] | None = None
 ) -> Labels:
     """Play ``opts.games`` self-play games of ``net`` (greedy) and label a share of their decisions (module doc).
 
@@ -264,7 +267,7 @@ def label_round(
 
 
 def _label(
-    game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int, search: PolicySearchAgent, parts: list[dict]
+    game: Game, net: PolicyNet, opts: ExpertOptions, round_no: int, search: PolicySearchAgent, parts: list[dict]
 ) -> Labels:
     """The labels of the decisions kept by :func:`label_round`, every kind labelled in one batch."""
     from train.bids.oracle import concat_states
@@ -295,7 +298,7 @@ def _label(
 
 # --------------------------------------------------------------------------
 # Measures
-def duplicate_2v2(game: Any, a: PolicyNet, b: Any, deals: int, seed: int) -> tuple[float, float]:
+def duplicate_2v2(game: Game, a: PolicyNet, b: Any, deals: int, seed: int) -> tuple[float, float]:
     """(mean, 95% CI) per hand of ``a`` minus ``b`` over ``deals`` duplicate deals, every seating of two seats
     each (or the nearest split), as ``bobshat eval --layout 2v2 --seed SEED`` plays them (same deals)."""
     from agents import make_agent
@@ -323,7 +326,7 @@ def fit_options(opts: ExpertOptions, round_no: int) -> ImitateOptions:
     )  # fmt: skip
 
 
-def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def expert(game: Game, opts: ExpertOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run ``opts.rounds`` rounds (module docstring); returns the report (one entry per round)."""
 
     check_options(opts)
@@ -375,7 +378,7 @@ def expert(game: Any, opts: ExpertOptions, log: Callable[[str], None] | None = N
     return {"game": game.name, "players": game.players, "options": _plain(opts), "rounds": rounds, "out": opts.out}
 
 
-def save_round(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> None:
+def save_round(game: Game, net: PolicyNet, opts: ExpertOptions, round_no: int) -> None:
     """The policy after round ``round_no`` to ``opts.out``, with its sidecar, as ``bobshat imitate`` writes one.
 
     :func:`agents.checkpoint.write_checkpoint`: runs writing the same ``out``
@@ -400,7 +403,7 @@ def _plain(opts: ExpertOptions) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(opts).items() if k != "extra"}
 
 
-def _meta(game: Any, net: PolicyNet, opts: ExpertOptions, round_no: int) -> dict[str, Any]:
+def _meta(game: Game, net: PolicyNet, opts: ExpertOptions, round_no: int) -> dict[str, Any]:
     """The checkpoint's metadata: the network's, and what expert iteration made it from."""
     return {
         **net_meta(game, net),

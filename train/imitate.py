@@ -59,7 +59,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -75,6 +75,9 @@ from bobshat_env.records.steps import watching
 from train.options import DEFAULT_HIDDEN, ImitateOptions, ImitationError
 from train.runtime.kit import agreement, check_checkpoint_out, options_from, write_report
 from train.runtime.threads import set_torch_threads
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 REWARD_SCALE = 0.1  # the presets' reward_scale: score points -> value-head units
 REPLAY_BATCH = 500  # records whose hands are stepped again together (batch_decisions)
@@ -170,7 +173,7 @@ def _refuse_faults(report: Any) -> None:
         raise ImitationError(f"{report.faults[0]}{more}")
 
 
-def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def game_decisions(game: Game, record: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(obs, mask, action, value) of every decision of a valid ``record`` of ``game``, in play order.
 
     Replays it (:func:`bobshat_env.records.replay_steps`) and observes each
@@ -213,7 +216,7 @@ def game_decisions(game: Any, record: dict) -> tuple[np.ndarray, np.ndarray, np.
     return obs[keep], mask[keep], action[keep], value[keep]
 
 
-def _learnable(game: Any, mask: np.ndarray, action: np.ndarray, where: str) -> np.ndarray:
+def _learnable(game: Game, mask: np.ndarray, action: np.ndarray, where: str) -> np.ndarray:
     """(n,) bool: the decisions to learn from, every one but a renege.
 
     The replay checked every action against the rules, so a recorded action
@@ -252,7 +255,7 @@ def _hand_entries(record: dict) -> tuple[Any, Any, list[tuple[Any, list[int]]]]:
     return steps.module, steps.cfg, entries
 
 
-def batch_decisions(game: Any, records: list[dict]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+def batch_decisions(game: Game, records: list[dict]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`game_decisions` of each of ``records``, the same arrays bit for bit, at a fraction of the cost.
 
     Each record is replayed and checked one by one (:func:`_hand_entries`);
@@ -273,7 +276,7 @@ def batch_decisions(game: Any, records: list[dict]) -> list[tuple[np.ndarray, np
     return _step_entries(game, parsed)
 
 
-def _step_entries(game: Any, parsed: list[tuple[Any, Any, list]]) -> list[tuple[np.ndarray, ...]]:
+def _step_entries(game: Game, parsed: list[tuple[Any, Any, list]]) -> list[tuple[np.ndarray, ...]]:
     """:func:`batch_decisions`'s second half: the decisions of records already replayed by :func:`_hand_entries`."""
     rows: list[list[tuple[np.ndarray, ...]]] = [[] for _ in parsed]  # per record, per entry
     carried = [np.zeros(game.players, dtype=np.int64) for _ in parsed]  # totals of the hands before
@@ -302,7 +305,7 @@ def _step_entries(game: Any, parsed: list[tuple[Any, Any, list]]) -> list[tuple[
 
 
 def _step_forced(
-    game: Any, module: Any, cfg: Any, state: Any, actions: np.ndarray, plus: np.ndarray
+    game: Game, module: Any, cfg: Any, state: Any, actions: np.ndarray, plus: np.ndarray
 ) -> list[tuple[np.ndarray, ...]]:
     """Step the batch ``state`` through ``actions`` (B, T), the recorded actions; per row of the batch,
     (obs, mask, action, rewards, seat) of its T decisions, observed with ``plus`` (B, P) added to the scores."""
@@ -339,7 +342,7 @@ def _value_targets(rewards: np.ndarray, entry: np.ndarray, seat: np.ndarray) -> 
 
 # --------------------------------------------------------------------------
 # Reading records files
-def _check_record_game(game: Any, record: dict) -> str | None:
+def _check_record_game(game: Game, record: dict) -> str | None:
     """Why ``record`` is not a game of ``game`` (name, players, options; the first dealer may differ), or None."""
     name = record.get("game")
     if name != game.name:
@@ -394,7 +397,7 @@ def holdout_games(n_games: int, holdout: float, seed: int) -> np.ndarray:
 
 
 def build_sets(
-    game: Any, paths: list[str], holdout: float, seed: int, log: Callable[[str], None] | None = None
+    game: Game, paths: list[str], holdout: float, seed: int, log: Callable[[str], None] | None = None
 ) -> tuple[DecisionSet, DecisionSet]:
     """(training set, held-out set) of every decision in the records of ``paths`` (see the module docstring)."""
     counts = count_records(paths)
@@ -437,7 +440,7 @@ def build_sets(
 
 # --------------------------------------------------------------------------
 # Training and measuring
-def make_network(game: Any, opts: ImitateOptions) -> PolicyNet:
+def make_network(game: Game, opts: ImitateOptions) -> PolicyNet:
     """The network to train: ``init_from``'s (its shape and weights), else a fresh one of the presets' shape."""
     if opts.init_from:
         net, meta = load_policy(opts.init_from, game)
@@ -500,7 +503,7 @@ def fit(
 
 # --------------------------------------------------------------------------
 # The run
-def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def imitate(game: Game, opts: ImitateOptions, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build the data sets, train, measure, write the checkpoint ``opts.out``; returns the report.
 
     Every input is checked (records replayed, the network built and
@@ -537,7 +540,7 @@ def imitate(game: Any, opts: ImitateOptions, log: Callable[[str], None] | None =
     return report
 
 
-def _meta(game: Any, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:
+def _meta(game: Game, net: PolicyNet, report: dict[str, Any]) -> dict[str, Any]:
     """The checkpoint's metadata: what PPO's policy checkpoints say of the game and network, and the imitation."""
     summary = {k: report[k] for k in ("records", "seed", "holdout", "epochs")}
     summary.update(training=report["training"], held_out=report["held_out"])
