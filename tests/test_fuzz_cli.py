@@ -123,6 +123,7 @@ BASE = {
     "expert": ["--game", "bobs_hat", "--init-from", str(SHIPPED_BH), "--out", "expert.pt", "--games", "1"],
     "average": ["--out", "averaged.pt", str(SHIPPED_BH), str(SHIPPED_BH)],  # positionals last: a fuzzed one joins them
     "infer": ["--games", "1", "--max-hands", "1", "--seats", "0", "--methods", "none", "--worlds", "1", "--quiet"],
+    "exact": ["--variant", "tiny", "--agents", "random", "--cfr-iterations", "0", "--time-limit", "10", "--quiet"],
 }
 EXIT_OK = {"replay": {0, 1, 2}, "play": {0, 2, 130}}  # replay: 1 = a record has a fault; play: input ended
 
