@@ -23,6 +23,7 @@ COMMANDS = (
     "expert",
     "average",
     "infer",
+    "exact",
 )
 
 
