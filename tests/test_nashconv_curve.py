@@ -29,7 +29,12 @@ def test_smallest_curve_has_both_methods_and_finite_nonnegative_nashconv(tmp_pat
     assert cfr["iterations"] >= 1 and cfr["seconds"] >= min(ppo["seconds"], 1e-3) * 0.5
     json.dumps(result)  # the JSON the script writes
     # TensorBoard got the exact NashConv beside the run's own scalars
-    assert list((tmp_path / "nashconv_oh_hell_tiny").glob("events.out.tfevents.*"))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    board = EventAccumulator(str(tmp_path / "nashconv_oh_hell_tiny"))
+    board.Reload()
+    logged = [e.value for e in board.Scalars("exact/nashconv")]
+    assert logged == pytest.approx([p["nash_conv"] for p in ppo["curve"]])
     check_finite(result)
     bad = {**result, "cfr": {**cfr, "curve": [{"seconds": 1.0, "nash_conv": float("nan")}]}}
     with pytest.raises(ValueError, match="cfr nash_conv"):
