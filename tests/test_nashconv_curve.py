@@ -23,6 +23,8 @@ def test_smallest_curve_has_both_methods_and_finite_nonnegative_nashconv(tmp_pat
         assert point["global_step"] > 0
     # a random-ish untrained policy is far from equilibrium in tiny Oh Hell (returns 0 to 11 a seat)
     assert ppo["curve"][0]["nash_conv_sampled"] > 1
+    # an untrained network's probabilities are not one-hot: sampled and greedy are different policies
+    assert ppo["curve"][0]["nash_conv_sampled"] != pytest.approx(ppo["curve"][0]["nash_conv"])
     for point in cfr["curve"]:
         assert math.isfinite(point["nash_conv"]) and point["nash_conv"] >= 0
     # CFR+ ran for PPO's training seconds (iterations only), at least one iteration
