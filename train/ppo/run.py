@@ -222,10 +222,10 @@ class TrainingRun:
         self.dec_left = args.total_decisions - self.step_at_start
         lr_begin = args.learning_rate * (self.dec_left / args.total_decisions if args.total_decisions else 0.0)
         self.learner = Learner(args, net, optimizer, collector, lr_begin=lr_begin)
-        # in-process: progress and timing at every step
-        self.per_step = isinstance(collector, RolloutCollector)
+        self.per_step = False  # in-process: progress and timing at every step
         first = f"{args.num_envs:,} games"
         if isinstance(collector, RolloutCollector):
+            self.per_step = True
             collector.on_step = self.clock.step_hook(progress, args.num_envs)
             first = f"{args.num_envs * collector.T:,} decisions"
         # resumed: hide what the killed run logged after its checkpoint (TensorBoard would show those steps twice);
