@@ -406,3 +406,11 @@ def test_cli_measures_and_trains_a_tiny_run(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert set(doc["methods"]) == {"none", "policy"} and doc["games"] == 2
     assert doc["methods"]["none"]["log_likelihood"]["mean"] < 0
+
+
+def test_max_hands_stops_every_game_after_that_many_hands():
+    """Seen red with the max_hands stop dropped from the shared step (train/inference/measure.play_step)."""
+    game = make_game("bobs_hat", players=4, hands=2)
+    uniform = WorldSampler(game, "none", 4, 1, np.random.default_rng(0))
+    doc = measure(game, {"none": uniform}, make_agent("simple", game), games=2, seed=2, max_hands=1)
+    assert doc["decisions"] == 2 * (1 + 4 + 20)  # the first hand: the hat, four bids, five cards each

@@ -27,6 +27,7 @@ from agents.inference import CardNet, card_features, holder_prior, holders
 from bobshat_env.core import rng
 from bobshat_env.core.resample import trick_voids, void_tracker
 from bobshat_env.games import Game
+from train.inference.measure import play_step
 
 
 @dataclass
@@ -54,7 +55,6 @@ def collect(
     pick = np.random.default_rng([seed, 1])
     state = game.init(rng.game_keys(seed, np.arange(games), 0))
     tracker = void_tracker(game, games)
-    needs_public = bool(getattr(player, "needs_public", False))
     active = ~game.done(state)
     while active.any():
         mask = game.legal_action_mask(state)
@@ -71,16 +71,7 @@ def collect(
             prior = holder_prior(unseen, counts, void, seat[rows], game.deck).astype(np.float32)
             truth = holders(state.hands[rows], seat[rows])
             parts.append((x.astype(np.float16), truth.astype(np.int8), unseen, prior, rows))
-        actions = np.zeros(games, dtype=np.int64)
-        args = (obs[live], mask[live], seat[live]) + ((public,) if needs_public else ())
-        actions[live] = player.act(*args)
-        tracker.before_step(state, actions, active)
-        res = game.step(state, actions, active=active, legal=mask)
-        tracker.after_step(res)
-        ended = game.done(state)
-        if max_hands is not None:
-            ended |= state.hand_no >= max_hands
-        active &= ~ended
+        active &= ~play_step(game, player, state, tracker, obs, mask, seat, active, max_hands, public)
     x, truth, unseen, prior, g = (np.concatenate(c) for c in zip(*parts))
     return Examples(x, truth, unseen, prior, g)
 

@@ -128,7 +128,6 @@ def measure(
     tallies = {m: Tally(games, max_tricks + 1) for m in samplers}
     state = game.init(rng.game_keys(seed, np.arange(games), 0))
     tracker = void_tracker(game, games)
-    needs_public = bool(getattr(player, "needs_public", False))
     active = ~game.done(state)
     decisions, t0 = 0, time.perf_counter()
     seconds = dict.fromkeys(samplers, 0.0)
@@ -150,22 +149,33 @@ def measure(
                 tallies[m].add(rows, bucket, parts)
                 seconds[m] += time.perf_counter() - t
             decisions += int(rows.size)
-        live = np.nonzero(active)[0]
-        actions = np.zeros(games, dtype=np.int64)
-        pub = tracker.rows(live) if needs_public else None
-        args = (obs[live], mask[live], seat[live]) + ((pub,) if needs_public else ())
-        actions[live] = player.act(*args)
-        tracker.before_step(state, actions, active)
-        res = game.step(state, actions, active=active, legal=mask)
-        tracker.after_step(res)
-        ended = game.done(state)
-        if max_hands is not None:
-            ended |= state.hand_no >= max_hands
-        newly = active & ended
+        newly = play_step(game, player, state, tracker, obs, mask, seat, active, max_hands)
         if progress is not None and newly.any():
             progress(int(newly.sum()))
         active &= ~newly
     return report(game, tallies, worlds, seconds, games, seed, seats, decisions, time.perf_counter() - t0)
+
+
+
+def play_step(
+    game: Game, player: Any, state: Any, tracker: Any, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+    active: np.ndarray, max_hands: int | None, public: dict | None = None,
+) -> np.ndarray:  # fmt: skip
+    """One step of the ``active`` games, every seat played by ``player`` (with the hand's public record
+    if it asks: ``public`` of the live games when the caller has it, else read from ``tracker``), the
+    void record following; returns the games that ended (or reached ``max_hands``) at this step."""
+    live = np.nonzero(active)[0]
+    actions = np.zeros(active.shape[0], dtype=np.int64)
+    args: tuple = (obs[live], mask[live], seat[live])
+    if getattr(player, "needs_public", False):
+        args += (tracker.rows(live) if public is None else public,)
+    actions[live] = player.act(*args)
+    tracker.before_step(state, actions, active)
+    tracker.after_step(game.step(state, actions, active=active, legal=mask))
+    ended = game.done(state)
+    if max_hands is not None:
+        ended |= state.hand_no >= max_hands
+    return active & ended
 
 
 def report(
