@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     if ns.minutes <= 0 or ns.every < 1:
         print("error: --minutes must be > 0 and --every >= 1", file=sys.stderr)
         return 2
+    out = Path(ns.out)
+    if not out.parent.is_dir():  # found before the minutes of training, not after
+        print(f"error: --out {ns.out}: folder {out.parent} does not exist", file=sys.stderr)
+        return 2
     try:
         result = nashconv_curve(
             ns.game, ns.variant, ns.minutes, ns.every, Path(ns.runs_dir) if ns.runs_dir else None, ns.seed,
@@ -226,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = Path(ns.out)
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     plot(result, out.with_suffix(".png"))
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}", file=sys.stderr)

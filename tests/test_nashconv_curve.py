@@ -50,3 +50,13 @@ def test_bad_budget_is_one_line(capsys, monkeypatch):
     monkeypatch.setattr(script, "nashconv_curve", lambda *a, **k: pytest.fail("a bad budget reached the run"))
     assert main(["--minutes", "0"]) == 2
     assert capsys.readouterr().err.strip() == "error: --minutes must be > 0 and --every >= 1"
+
+
+def test_missing_out_folder_fails_before_training(tmp_path, capsys, monkeypatch):
+    import benchmarks.nashconv_curve as script
+
+    # CI found it: the docs' command wrote into a folder that was not there, after minutes of training
+    monkeypatch.setattr(script, "nashconv_curve", lambda *a, **k: pytest.fail("trained before checking --out"))
+    out = tmp_path / "no" / "curve"
+    assert main(["--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --out {out}: folder {out.parent} does not exist"
