@@ -151,7 +151,7 @@ def prepare_inputs(
 
 
 # From this many rows on, the pass is split over numba's threads (the trainer's rollout prepares ~640 rows a
-# step: 2.0 ms on one core of an AVX-512 Xeon). Rows never touch each other, so the result is the same.
+# step; docs/results/engineering.md). Rows never touch each other, so the result is the same.
 PARALLEL_MIN_ROWS = 256
 
 

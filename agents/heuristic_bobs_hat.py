@@ -543,9 +543,8 @@ def _strong_play_kernel(facts, suit, rank, hat_card, tuning, out):
     The phases are inlined (numba's ``inline="always"``) and take the arrays
     they read and write one by one: numba counts references to every array
     a call receives, so handing each phase named tuples of all of them made
-    the kernel 60% slower than the single loop it replaced (Bob's Hat, 600
-    rows: 1.45 ms against 0.9 ms); this way it costs 5-9% more (1.00-1.05 ms
-    against 0.95-0.97, best of 300 calls, both in one process).
+    the kernel much slower than the single loop it replaced; this way it
+    costs a little more (docs/results/engineering.md, "The bots' kernels").
     """
     hand, played, trick, leader, n_in_trick, led_suit, trump, bids, taken, hat_value, hat_holder, hand_size, void = (
         PlayFacts(*facts)

@@ -31,24 +31,14 @@ too; both games) the agent
 All rows of all searched decisions (decisions x worlds x candidates) are
 stepped together on the batched core, with one network call per playout step.
 
-Why these defaults (Bob's Hat, 4 players, the shipped policy; measured by
-replaying 4,335 decisions of the policy's own games, each candidate scored by
-a playout from the true deal, gains per decision with 95% CIs): picking the
-best mean outright (``z=0``) left the policy on 45-49% of the card plays for a
-gain within noise of zero (+0.07 to +0.20 ±0.21), the worlds' noise deciding;
-``z=2`` leaves it on 6-7% and gained +0.14 ±0.09 (32 worlds) to +0.20 ±0.11
-(64) per card play; searching bids lost at z <= 1.5 (-0.02 to -1.18 per bid)
-and was within noise of zero above, so bids are the policy's unless
-``bids=true``; weighting the worlds by the policy's likelihood of the other
-seats' actions (``belief``) did not beat uniform worlds (+0.19 against +0.20);
-the value head at a cut-off (``horizon=1``) left the policy on 28% of the card
-plays and lost 0.11 ±0.23 per play. Most of the gain came where the policy
-was at least 95% sure of its card. Inference of the hidden hands
-(``inference``, docs/results/inference.md): the learned worlds are closer to
-the true hands than uniform ones in both games, the policy's likelihood as
-is puts them further; head to head at 32 worlds the learned search was ahead
-of the uniform one by less than its 95% interval in both games, so the
-default stays uniform.
+Why these defaults (the measurements: docs/results/search.md, "Why the
+search's defaults"): picking the best mean outright (``z=0``) lets the
+worlds' noise decide and gained nothing measurable, where ``z=2`` leaves the
+policy on few card plays and gains; searching bids lost or was level, so bids
+are the policy's unless ``bids=true``; ``belief`` weighting, the value head at
+a cut-off (``horizon=1``) and learned inference (docs/results/inference.md)
+did not beat uniform worlds by more than the noise, so the defaults stay
+off.
 
 Honesty: the agent never sees another seat's cards. It gets the acting seat's
 private observation and the public record of the hand (``needs_public``:

@@ -14,18 +14,17 @@ float16 rollout once (:meth:`SparseRows.from_dense`) and takes each
 minibatch's rows from the lists (:meth:`SparseRows.take`), so it never builds
 the dense float32 minibatch at all.
 
-Measured (``benchmarks/sparse_linear.py``): one 4,096-row minibatch's first
-layer, gather included, 15.3 ms against 28.5 ms dense (1.86x); the whole
-trainer on the default preset only 1.02x by CPU time, the update about 10%
-faster (README, "Training speed"): the other layers, the loss and Adam are
-the rest of the update.
+The first layer's product alone is nearly twice as fast as the dense one; the
+whole trainer gains little, since the other layers, the loss and Adam are the
+rest of the update (``benchmarks/sparse_linear.py``; the numbers:
+docs/results/engineering.md, "The sparse first layer").
 
 The sums run in another order than a dense product's, so results agree with
 ``torch.nn.functional.linear`` to float32 rounding, not bit for bit, and do
 not depend on the number of threads: the trainer's update uses it
 (``Args.sparse_input``), while the agents that play shipped policies, and the
 collector's sampling, keep the dense product (on the collector's ~600 rows a
-step the sparse forward saved 0.3 ms, about 1% of a run).
+step the sparse forward saved about 1% of a run).
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def _scan_half(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(ptr, col, val): the non-zeros, row by row (CSR), of a float16 matrix given as its uint16 bits.
 
     Branch-free: a count pass, then every cell of a row up to its last non-zero is written at the row's next
-    free place, which advances only past a non-zero (1.4x faster than testing each cell, 4.3 against
-    6.2 ms on 4,096 rows under load); rows in parallel,
+    free place, which advances only past a non-zero (faster than testing each cell); rows in parallel,
     each writing only its own places. -0.0 counts as a zero."""
     n, d = bits.shape
     cnt = np.zeros(n, dtype=np.int64)
@@ -124,7 +122,7 @@ def _forward(ptr: np.ndarray, col: np.ndarray, val: np.ndarray, wt: np.ndarray, 
 def _weight_grad(ptr: np.ndarray, col: np.ndarray, val: np.ndarray, g: np.ndarray, dwt: np.ndarray) -> None:
     """dwt[j] += sum over rows i with x[i, j] = v != 0 of v * g[i]: x.T @ g. The rows are cut into
     ``_CHUNKS`` parts summed in parallel into their own slabs, then added in order (no two tasks write one cell;
-    measured on one thread, splitting the output columns among tasks instead took 51 ms against 3.7: its inner
+    splitting the output columns among tasks instead was an order of magnitude slower on one thread: its inner
     loop lost SIMD)."""
     n, w = g.shape
     acc = np.zeros((_CHUNKS, dwt.shape[0], w), dtype=np.float32)

@@ -29,8 +29,8 @@ def none_of(count: float, n: float, k: float) -> float:
     (independently: the bots' simplification), include none of ``count`` given cards (``n >= 1``).
 
     ``k`` is a whole number (cards held, higher cards) and is raised as an integer: repeated
-    multiplication, which made the strong bots' play ~12% faster than ``pow`` with a float exponent
-    (Bob's Hat, 600 rows: 0.93-0.95 ms against 1.08 ms, best of 200 calls, three runs each).
+    multiplication, which made the strong bots' play faster than ``pow`` with a float exponent
+    (docs/results/engineering.md, "The bots' kernels").
     """
     return (1.0 - min(count / n, 1.0)) ** int(k)
 

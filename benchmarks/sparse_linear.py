@@ -8,9 +8,8 @@ The rows are what the trainer stores: observations of random games, relabelled a
 For one minibatch of the preset's first layer (inputs x 128) it times what the update did (gather the rows,
 float16 to float32, the dense product and its weight gradient) against what it does now (take the rows' lists,
 the sparse product and its weight gradient), best of ``reps`` each, plus the listing of the whole store,
-counted per minibatch of an update of 2 epochs. Measured (Bob's Hat 4p, 571 inputs, 57 non-zeros a row, one
-thread, one training job on the other core): dense 28.5 ms, sparse 11.0 + 4.3 ms = 15.3 ms, 1.86x; in the
-trainer the update's CPU time fell about 10% (README, "Training speed").
+counted per minibatch of an update of 2 epochs. What it measured: docs/results/engineering.md, "The sparse
+first layer".
 """
 
 from __future__ import annotations

@@ -218,7 +218,7 @@ def bench(
 
     First ``warmup`` unmeasured runs per checkout (of at most ``WARMUP_DECISIONS``): a kernel whose source
     changed compiles at its first call, inside the iterations, and numba caches it on disk, so only a
-    checkout's first run after a change pays for it (measured: that run at 0.53-0.61x of the later ones)."""
+    checkout's first run after a change pays for it (docs/results/engineering.md)."""
     for _ in range(warmup):
         for repo in repos:
             run_checkout(repo, min(decisions, WARMUP_DECISIONS), list(extra or []), False)

@@ -5,13 +5,9 @@ Why: the ends of successive training legs of one lineage (each leg
 to zero) can lie in one basin, where the mean of their weights plays better
 than any of them, as stochastic weight averaging (Izmailov et al., 2018) and
 "model soups" (Wortsman et al., 2022) found for supervised networks.
-Measured on Bob's Hat 4p (``bobshat eval --layout 2v2 --deals 1000 --seed
-9``, per hand over the 29.5-minute policy): the ends of the second and third
-300M-decision legs +0.80 and +0.78, the mean of their weights +0.95, the
-mean of the three legs' ends +0.96 (shipped as ``checkpoints/bobs_hat_4p.pt``).
-It does not always pay: on Oh Hell 4p the means of the last two, three and
-four legs' ends were level with the last end (-0.001 ±0.024, -0.007 ±0.025
-and -0.029 ±0.026 per hand, 600 deals, seed 9).
+The shipped Bob's Hat 4p policy is such a mean, and beat each leg's end; on
+Oh Hell 4p the means were level with the last end, so it does not always pay
+(docs/guides/imitate.md and docs/results/policies.md give the numbers).
 Policies trained apart (other seeds from scratch) need not share a basin
 (for supervised networks their mean is known to fail; not measured here),
 so measure the result (``bobshat eval``) before using it.

@@ -18,8 +18,8 @@ actions; the hands of ``REPLAY_BATCH`` records are then stepped again together
 through the batched core with the recorded actions forced
 (:func:`batch_decisions`), which gives the same rows, bit for bit, as
 replaying each record while keeping every state (:func:`game_decisions`, the
-reference) at under half the CPU (Bob's Hat 4p: about 36 ms a game instead of
-85 ms, of which the checking replay is 28 ms).
+reference) at under half the CPU (docs/results/engineering.md, "Imitation's
+batched replay").
 
 The held-out split is by game, not by decision: a game's decisions are
 alike (same deal, same players), so a split by decision would measure

@@ -23,10 +23,9 @@ this module is imported, the bots' package for itself.
 OpenMP waits: unless the user chose otherwise, ``OMP_WAIT_POLICY`` is set to
 ``PASSIVE`` (threads sleep as soon as a parallel loop ends). With the default
 wait (GNU OpenMP spins about 300,000 times before sleeping), a core shared
-with any other busy process made a step at B = 4096 up to 20 times slower
-(measured: 0.13M vs 3.9M decisions/s with another process on one of two
-cores), and spinning threads steal the cores the caller's network uses
-between steps.
+with any other busy process made a step at B = 4096 many times slower,
+and spinning threads steal the cores the caller's network uses between
+steps (the numbers: docs/results/engineering.md, "OpenMP wait policy").
 
 The runtime reads the variable once, when it loads, and that is usually
 ``import torch``, not numba: torch's wheel brings its own ``libgomp.so.1`` and
@@ -36,20 +35,15 @@ loads it into the global namespace, so numba's OpenMP layer
 share one runtime and one wait policy. This module is imported only when a
 game's kernels are first needed (the first env built), typically after the
 user's ``import torch``, so the setting here came too late;
-``bobshat_env/__init__.py`` therefore sets it at the package's import. Measured
-on the 2-core development machine, a loop of ``VectorEnv`` steps at
-B = 4096 with a small torch MLP (2 threads) between them, 120 steps,
-``from bobshat_env.vector import VectorEnv`` then ``import torch``: 7.4-8.0 s
-CPU / 8.0-8.1 s wall before, 1.5-1.8 s CPU / 1.7-1.9 s wall after
-(interleaved, 3 runs each). If torch is imported before any ``bobshat_env``
-module, no package can reach the runtime any more: set ``OMP_WAIT_POLICY=PASSIVE``
-(or ``GOMP_SPINCOUNT=0``) in the shell, or import ``bobshat_env`` first
-(same loop with ``import torch`` first, unchanged: 7.5-8.0 s CPU; with the
-variable set in the shell 1.6-1.7 s; ``benchmarks/openmp_wait.py`` measures
-all three, old checkout against new). ``bobshat train`` imports torch first too but runs
-it on one thread (``torch_threads: 1``), so only the engine's threads wait
-there; its iteration was measured the same with ``NUMBA_NUM_THREADS=1``
-(18.6 vs 18.7 s CPU), not explained further here.
+``bobshat_env/__init__.py`` therefore sets it at the package's import,
+which cut the CPU time of a loop of steps and network calls several times.
+If torch is imported before any ``bobshat_env`` module, no package can reach
+the runtime any more: set ``OMP_WAIT_POLICY=PASSIVE`` (or
+``GOMP_SPINCOUNT=0``) in the shell, or import ``bobshat_env`` first
+(``benchmarks/openmp_wait.py`` measures the three cases, an old checkout
+against a new). ``bobshat train`` imports torch first too but runs it on one
+thread (``torch_threads: 1``), so only the engine's threads wait there, and
+its iteration costs the same with ``NUMBA_NUM_THREADS=1``.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ class _Storage:
     def __init__(self, T: int, B: int, input_size: int, n_actions: int) -> None:
         cap = T * B
         self.obs = np.zeros((cap, input_size), dtype=np.float16)  # 0/1 and small fractions: half the memory
-        self.obs_t = torch.from_numpy(self.obs)  # same memory: torch converts to float16 ~7x faster than NumPy
+        self.obs_t = torch.from_numpy(self.obs)  # same memory: torch converts to float16 faster than NumPy
         self.mask = np.zeros((cap, n_actions), dtype=bool)
         self.act = np.zeros(cap, dtype=np.int64)
         self.logp = np.zeros(cap, dtype=np.float32)

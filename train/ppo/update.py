@@ -27,8 +27,8 @@ from train.ppo.rollout import Rollout
 @functools.cache
 def native_bf16(device_type: str) -> bool:
     """Whether ``device_type`` multiplies bfloat16 matrices in hardware: CUDA GPUs that support it, CPUs whose
-    oneDNN has a bfloat16 path (AVX-512 or AMX). On others (AVX2 only) bfloat16 is emulated and ~8x slower than
-    float32 (measured: a 1024x400 by 400x128 product, 13.6 ms against 1.6 ms), so ``bf16`` is not used there."""
+    oneDNN has a bfloat16 path (AVX-512 or AMX). On others (AVX2 only) bfloat16 is emulated and several times
+    slower than float32 (docs/results/engineering.md, "The trainer's tensors"), so ``bf16`` is not used there."""
     if device_type == "cuda":
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
     if device_type == "cpu":
@@ -53,8 +53,8 @@ def inference_copy(net: PolicyNet, bf16: bool, cache: PolicyNet | None = None) -
     the device has it (:func:`native_bf16`), a bfloat16 copy of its current weights (``cache``, the last
     rollout's copy, reused when it is one). Under autocast every call casts every weight to bfloat16 again
     (some twenty copies a rollout step); the copy's products are the same ones on the same rounded values, so
-    its outputs equal autocast's bit for bit, and with :func:`from_half` a step's network call takes 1.05 ms
-    instead of 1.73 ms (640 rows)."""
+    its outputs equal autocast's bit for bit, and with :func:`from_half` a step's network call is faster
+    (docs/results/engineering.md)."""
     if not (bf16 and native_bf16(net.device.type)):
         return net
     # deepcopy, not clone_frozen: a new PolicyNet's initialization would draw from torch's global RNG, which
@@ -66,17 +66,15 @@ def inference_copy(net: PolicyNet, bf16: bool, cache: PolicyNet | None = None) -
 
 def half_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """``x[rows]`` of a 2-byte tensor (float16, bfloat16), gathered as int16: the same bytes, but
-    ``index_select`` has a vectorized CPU path for int16 and not for the half types (4,096 of 272,000 Bob's Hat
-    rows: 0.7 ms against 1.8 ms, on an AVX-512 Xeon)."""
+    ``index_select`` has a vectorized CPU path for int16 and not for the half types (docs/results/engineering.md)."""
     return x.view(torch.int16).index_select(0, rows).view(x.dtype)
 
 
 def from_half(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Float16 ``x`` as ``dtype``; to bfloat16 through float32. The values are the same (float16 to float32 is
     exact, then the one rounding to bfloat16), but PyTorch converts float16 to bfloat16 directly element by
-    element on the CPU: 4.5 ms against 2.0 ms for a 4,096 x 571 minibatch, 0.79 against 0.21 ms for a
-    rollout step's 640 rows (AVX-512 Xeon). Converting the whole rollout once per update instead was no
-    faster (0.27 s for 272,000 rows, against 0.32 s for two epochs' minibatches) and held a second copy."""
+    element on the CPU, about twice as slow. Converting the whole rollout once per update instead was no
+    faster and held a second copy (docs/results/engineering.md, "The trainer's tensors")."""
     if dtype == torch.bfloat16 and x.dtype == torch.float16:
         return x.float().to(dtype)
     return x.to(dtype)

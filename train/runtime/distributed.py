@@ -14,8 +14,8 @@ Addresses
     ``ray://HOST:PORT`` goes through Ray Client. A remote address is probed
     first, in at most ``PROBE_TIMEOUT_S``: a TCP connection, then the first
     bytes of gRPC (HTTP/2), which Ray's GCS and Ray Client speak. Ray's own
-    client retries a dead address for minutes, ignoring SIGTERM (measured: 9
-    minutes on a closed local port), and hangs as long on a port that answers
+    client retries a dead address for minutes, ignoring SIGTERM
+    (docs/results/engineering.md), and hangs as long on a port that answers
     but is not Ray (a web server); the probe refuses both at once. (A cluster
     with TLS, ``RAY_USE_TLS=1``, gets the TCP probe only.)
 

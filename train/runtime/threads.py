@@ -16,11 +16,10 @@ def set_torch_threads(n: int) -> None:
     They share torch's OpenMP runtime (:mod:`bobshat_env.core.compiled`), and
     starting them (the first parallel kernel, e.g. a step at B >= 512, or
     ``numba.get_num_threads()``) sets the runtime's thread count to numba's,
-    undoing an earlier ``torch.set_num_threads``. Measured on a 2-core Xeon:
-    ``torch.set_num_threads(1)``, then numba started: ``torch.get_num_threads()``
-    went from 1 to 2, and 200 bfloat16 products of 4,096 x 571 by 571 x 128
-    from 0.21 to 0.34 CPU seconds in the same wall time. So ``bobshat train``'s
-    ``torch_threads: 1`` meant two threads from the engine's first step on.
+    undoing an earlier ``torch.set_num_threads``: ``bobshat train``'s
+    ``torch_threads: 1`` meant two threads from the engine's first step on,
+    more CPU for the same wall time (docs/results/engineering.md, "Torch
+    threads after numba's").
     """
     numba.get_num_threads()
     torch.set_num_threads(n)
