@@ -13,17 +13,19 @@ Rates count the iterations only (:meth:`TrainingRun.run`, not the set-up: import
 game kernels, the first deal), by wall time and by process CPU time (all threads). The machine may be
 shared: CPU time is the steadier figure, wall time what a user waits for.
 
-The time split is measured by wrapping the trainer's own functions (by name, so the same wrapping works on
-older checkouts of the same layout) with timers that count *exclusive* time (a wrapped call inside another
-is taken out of the outer one):
+The time split is measured by wrapping public methods of the trainer, the envs and the agents (``TIMED``,
+each by its name on its class, so the same wrapping works on older checkouts; a test checks every one exists
+here, so a rename cannot silently empty a part) with timers that count *exclusive* time (a wrapped call
+inside another is taken out of the outer one):
 
 ==================  =====================================================================================
 part                what it wraps
 ==================  =====================================================================================
 engine              ``VectorEnv.step`` (the game's step and same-step reset), less the observation
-observation         ``VectorEnv._timestep`` (mask and observation into the env's buffers), ``observe``
+observation         ``Game.legal_action_mask`` and ``Game.observe`` (the bound game's mask and observation),
+                    every caller
 features            ``PolicyNet.prepare`` (trump relabelling and trick features), every caller
-learner network     ``RolloutCollector._learner_acts`` less features: the learner's forward pass,
+learner network     ``RolloutCollector.learner_acts`` less features: the learner's forward pass,
                     sampling, and storing its decisions
 opponents' nets     ``PPOAgent.act`` less features: the pool's snapshots
 heuristics          ``SeatDispatch.act_rows`` less the above: heuristic bots (and the dispatch)
@@ -125,33 +127,45 @@ class Split:
         setattr(owner, name, timed)
 
 
-def instrument(split: Split) -> None:
-    """Wrap the trainer's functions (see the module's table) with ``split``'s timers."""
-    from agents.ppo_agent import PolicyNet, PPOAgent  # the checkout measured, imported here
-    from bobshat_env.seating import SeatDispatch
-    from bobshat_env.vector import VectorEnv
-    from train.ppo.collector import RolloutCollector
-    from train.ppo.learner import Learner
-    from train.ppo.run import TrainingRun
+# The timed points: (module, class, method, part, absorbs the wrapped calls inside it). Public methods only.
+TIMED: tuple[tuple[str, str, str, str, bool], ...] = (
+    ("bobshat_env.vector", "VectorEnv", "step", "engine", False),
+    ("bobshat_env.games", "Game", "legal_action_mask", "observation", False),
+    ("bobshat_env.games", "Game", "observe", "observation", False),
+    ("agents.ppo_agent", "PolicyNet", "prepare", "features", False),
+    ("train.ppo.collector", "RolloutCollector", "learner_acts", "learner network", False),
+    ("agents.ppo_agent", "PPOAgent", "act", "opponents' nets", False),
+    ("bobshat_env.seating", "SeatDispatch", "act_rows", "heuristics", False),
+    ("train.ppo.collector", "RolloutCollector", "collect_rollout", "rollout other", False),
+    ("train.ppo.collector", "RolloutCollector", "run_rollout", "rollout other", False),  # overlap's thread: alone
+    ("train.ppo.learner", "Learner", "update", "update", False),
+    ("train.ppo.run", "TrainingRun", "log", "evaluation/logging", True),
+    ("train.ppo.run", "TrainingRun", "save", "checkpoint", True),
+    ("train.ppo.run", "TrainingRun", "grow_pool", "pool", False),
+    ("train.ppo.run", "TrainingRun", "run", "other", False),
+)
 
-    for owner, name, part, *absorb in (
-        (VectorEnv, "step", "engine"),
-        (VectorEnv, "_timestep", "observation"),
-        (VectorEnv, "observe", "observation"),
-        (PolicyNet, "prepare", "features"),
-        (RolloutCollector, "_learner_acts", "learner network"),
-        (PPOAgent, "act", "opponents' nets"),
-        (SeatDispatch, "act_rows", "heuristics"),
-        (RolloutCollector, "collect_rollout", "rollout other"),
-        (RolloutCollector, "run_rollout", "rollout other"),  # overlap_rollout's thread calls it alone
-        (Learner, "update", "update"),
-        (TrainingRun, "log", "evaluation/logging", True),
-        (TrainingRun, "save", "checkpoint", True),
-        (TrainingRun, "grow_pool", "pool"),
-        (TrainingRun, "run", "other"),
-    ):
-        if hasattr(owner, name):  # an older checkout may not have it
-            split.wrap(owner, name, part, bool(absorb))
+
+def timed_points() -> list[tuple[Any, str, str, bool]]:
+    """(class, method, part, absorb) of each ``TIMED`` point the checkout on ``sys.path`` has (an older one may
+    lack some: its part then reads 0)."""
+    import importlib
+
+    found = []
+    for module, cls, name, part, absorb in TIMED:
+        try:
+            owner = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError):
+            continue
+        if hasattr(owner, name):
+            found.append((owner, name, part, absorb))
+    return found
+
+
+def instrument(split: Split) -> None:
+    """Wrap the checkout's ``TIMED`` points (see the module's table) with ``split``'s timers."""
+    for owner, name, part, absorb in timed_points():
+        split.wrap(owner, name, part, absorb)
 
 
 def measure(decisions: int, extra: list[str], split: bool = True) -> dict[str, Any]:

@@ -73,3 +73,12 @@ def test_bench_train_refuses_a_folder_that_is_not_a_checkout(tmp_path, capsys):
     assert main(["bench", "--train", "--repo", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--repo" in err[0] and "not a bobshat checkout" in err[0]
+
+
+def test_every_timed_point_exists_in_this_checkout():
+    """The split wraps methods by name and skips a missing one (an older checkout may lack it): here every one
+    must be found, so a rename fails this test instead of silently emptying its part of the split."""
+    found = {(owner.__name__, name) for owner, name, _, _ in train_speed.timed_points()}
+    assert found == {(cls, name) for _, cls, name, _, _ in train_speed.TIMED}
+    assert all(not name.startswith("_") for _, _, name, _, _ in train_speed.TIMED)
+    assert {part for *_, part, _ in train_speed.TIMED} == set(train_speed.PARTS)  # every part has a point

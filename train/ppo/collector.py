@@ -253,7 +253,7 @@ class RolloutCollector:
             st.step_start[step] = self.n
             actions = np.empty(B, dtype=np.int64)
             mine = self.is_learner[self.rows_all, self.ts.seat]
-            self._learner_acts(np.nonzero(mine)[0], actions)
+            self.learner_acts(np.nonzero(mine)[0], actions)
             self._opponents_act(np.nonzero(~mine)[0], actions)
             self._advance(actions)
             if self.on_step is not None:
@@ -288,8 +288,10 @@ class RolloutCollector:
             self_play_games=self._self_games,
         )
 
-    def _learner_acts(self, rows: np.ndarray, actions: np.ndarray) -> None:
-        """Sample the learner's actions in games ``rows`` and store its decisions."""
+    def learner_acts(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Sample the learner's actions in games ``rows`` and store its decisions (in ``actions[rows]``).
+
+        One of the points ``bobshat bench --train`` times (benchmarks/train_speed.py ``TIMED``)."""
         k = rows.size
         if not k:
             return
