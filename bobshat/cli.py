@@ -747,56 +747,17 @@ def _train_parser(sub: Any) -> None:
 
 
 def _exploit_parser(sub: Any) -> None:
-    """The flags of ``bobshat exploit``."""
+    """The flags of ``bobshat exploit``: the game's, one per option of train.options.ExploitOptions, the outputs."""
+    from train.options import ExploitOptions
+    from train.runtime.kit import add_flags
+
     p = sub.add_parser("exploit", help="how exploitable is a bot: train a best response against it (train/exploit.py)")
     _add_game_options(p)
     p.set_defaults(game=None, players=None)  # else the preset's (--config), else bobs_hat with 4 players
-    p.add_argument("--target", required=True, help=f"the agent spec to exploit. Agents: {_AGENT_LIST}")
-    p.add_argument(
-        "--seats", type=int_range(1), default=1, help="seats the exploiter holds; the target holds the others (1)"
-    )
-    p.add_argument(
-        "--config", default=None, help="PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)"
-    )
-    p.add_argument(
-        "--total-decisions", type=int_range(1), default=None, help="table decisions to train for (default: preset)"
-    )
-    p.add_argument(
-        "--time-limit-min",
-        type=float_range(0.0, 1e6),
-        default=None,
-        help="minutes of training in this command, --resume too (default: the preset's; 0: no limit)",
-    )
-    p.add_argument(
-        "--init",
-        default=None,
-        metavar="PATH",
-        help="start the exploiter from this policy checkpoint's weights (default: fresh weights)",
-    )
-    p.add_argument("--seed", type=SEED, default=1, help="seed of the run and of its evaluation deals (default 1)")
-    p.add_argument(
-        "--eval-every", type=int_range(0), default=5, help="iterations between evaluations, and at the end (5)"
-    )
-    p.add_argument(
-        "--eval-deals", type=int_range(2, MAX_DEALS), default=64, help="deals per evaluation point (default 64)"
-    )
-    p.add_argument(
-        "--final-deals",
-        type=int_range(0, MAX_DEALS),
-        default=256,
-        help="deals of the final evaluation (default 256; 0: none)",
-    )
+    flags = add_flags(p, ExploitOptions, KIT_TYPES)
+    flags["target"].help = f"{flags['target'].help}. Agents: {_AGENT_LIST}"
     p.add_argument("--json", default=None, help="write the report as JSON to this file ('-' for stdout)")
-    p.add_argument("--run-name", default="", help="run folder under --runs-dir (default GAME_Pp_exploit_TARGET_sSEED)")
-    p.add_argument("--runs-dir", default="runs", help="where run folders go (default runs)")
-    p.add_argument("--resume", action="store_true", help="continue the run from its ckpt.pt")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
-    p.add_argument(
-        "--variance-reduction",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="also report variance-reduced margins (docs/variance_reduction.md); default off",
-    )
     p.set_defaults(func=cmd_exploit)
 
 

@@ -22,7 +22,7 @@ import torch
 
 from bobshat.cli import KIT_TYPES, main
 from bobshat_env.paths import OutputPathError, check_folder
-from train.options import ExpertError, ExpertOptions, ImitateOptions, ImitationError
+from train.options import ExpertError, ExpertOptions, ExploitOptions, ImitateOptions, ImitationError
 from train.runtime.kit import (
     add_flags,
     agreement,
@@ -50,6 +50,22 @@ def test_the_flags_are_the_fields_with_their_defaults():
     assert "trump_symmetry" not in vars(ns)  # not a flag
     text = _parser(ExpertOptions).format_help()
     assert "--card-share CARD_SHARE" in text and "(0.1)" in text and "(0.0003)" in text
+
+
+def test_switches_take_their_action_and_a_false_or_none_default_is_not_shown(capsys):
+    """exploit's options: store_true and --x/--no-x switches (a bool field gets no type), a required spec,
+    and the help shows (0) and (1) but never (False) or (None)."""
+    p = _parser(ExploitOptions)
+    ns = vars(p.parse_args(["--target", "random", "--resume", "--no-variance-reduction", "--seed", "0"]))
+    opts = ExploitOptions(**ns)
+    assert (opts.target, opts.resume, opts.variance_reduction, opts.seed, opts.seats) == ("random", True, False, 0, 1)
+    assert ExploitOptions(**vars(p.parse_args(["--target", "x", "--variance-reduction"]))).variance_reduction
+    with pytest.raises(SystemExit):
+        p.parse_args([])
+    assert "the following arguments are required: --target" in capsys.readouterr().err
+    text = p.format_help()
+    assert "(False)" not in text and "(None)" not in text and "(1)" in text and "(runs)" in text
+    assert "the batches (0)" in " ".join(_parser(ImitateOptions).format_help().split())  # a 0 is a default shown
 
 
 @pytest.mark.parametrize(

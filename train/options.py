@@ -1,4 +1,4 @@
-"""The settings of ``bobshat imitate`` and ``bobshat expert``: each one dataclass, its fields the flags.
+"""The settings of ``bobshat imitate``, ``expert`` and ``exploit``: each one dataclass, its fields the flags.
 
 Each field is a :func:`train.runtime.kit.option`: its default, the help of its flag,
 its range or choices, written once. The command line builds the flags from
@@ -10,6 +10,7 @@ builds the flags without loading it.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 from train.runtime.kit import Options, option
@@ -25,6 +26,9 @@ class ImitationError(ValueError):
 
 class ExpertError(ValueError):
     """An option that cannot run; the message names it."""
+
+
+MAX_DEALS = 100_000  # evaluation deals: the command line's bound on every deal count
 
 
 @dataclass
@@ -91,4 +95,42 @@ class ExpertOptions(Options):
     extra: dict = option({}, flag=False, repr=False)  # the preset's game, players and game options (the CLI's)
 
 
-__all__ = ["BID_LABELS", "DEFAULT_HIDDEN", "ExpertError", "ExpertOptions", "ImitateOptions", "ImitationError"]
+@dataclass
+class ExploitOptions(Options):
+    """The settings of one exploit run (``bobshat exploit``'s flags; the game's are the command line's own).
+
+    ``None`` for the budget and ``config`` means the preset's (``configs/GAME_Pp.yaml``, else
+    ``GAME_4p.yaml``); :func:`train.exploit.exploit_args` turns them into the trainer's settings."""
+
+    target: str = option(help="the agent spec to exploit", required=True, metavar="SPEC")
+    seats: int = option(1, "seats the exploiter holds; the target holds the others", lo=1, hi=7)
+    config: str | None = option(None, "PPO preset to start from (default configs/GAME_Pp.yaml, else GAME_4p.yaml)")
+    total_decisions: int | None = option(None, "table decisions to train for (default: preset)", lo=1, hi=1e12)
+    time_limit_min: float | None = option(
+        None, "minutes of training in this command, --resume too (default: the preset's; 0: no limit)", lo=0.0, hi=1e6
+    )
+    init: str = option("", "start the exploiter from this policy checkpoint's weights (default: fresh)", metavar="PATH")
+    seed: int = option(1, "seed of the run and of its evaluation deals", lo=0, hi=MAX_SEED)
+    eval_every: int = option(5, "iterations between evaluations, and at the end; 0: only at the end", lo=0, hi=1e9)
+    eval_deals: int = option(64, "deals per evaluation point", lo=2, hi=MAX_DEALS)
+    final_deals: int = option(256, "deals of the final evaluation, 0: none", lo=0, hi=MAX_DEALS)
+    run_name: str = option("", "run folder under --runs-dir (default GAME_Pp_exploit_TARGET_sSEED)")
+    runs_dir: str = option("runs", "where run folders go")
+    resume: bool = option(False, "continue the run from its ckpt.pt", action="store_true")
+    variance_reduction: bool = option(
+        False,
+        "also report variance-reduced margins (docs/variance_reduction.md)",
+        action=argparse.BooleanOptionalAction,
+    )
+
+
+__all__ = [
+    "BID_LABELS",
+    "DEFAULT_HIDDEN",
+    "MAX_DEALS",
+    "ExpertError",
+    "ExpertOptions",
+    "ExploitOptions",
+    "ImitateOptions",
+    "ImitationError",
+]

@@ -137,22 +137,29 @@ class Options:
 
 def add_flags(
     parser: argparse.ArgumentParser, cls: type[Options], parse: dict[str, Callable[[str], Any]], preset: bool = False
-) -> None:
+) -> dict[str, argparse.Action]:
     """One flag per :func:`option` field of ``cls`` with ``flag`` set: ``--field-name``, its help with the
     default, its text read by ``parse[kind]`` (``"int"``, ``"float"``, ``"seq int"``: the command line's
     argparse types; ranges and choices are the options' own checks, made from the flags).
 
     ``preset``: the command reads a preset (``--config``): every flag's default is then None, so that
     only the flags given are laid over the preset (:func:`options_from`); the help names the options'
-    default all the same."""
+    default all the same. Returns the flags' actions by field name (a command may add to a help)."""
+    actions = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.metadata["flag"]:
             kind, item, _ = _kind(f)
             default = None if f.default is dataclasses.MISSING else f.default
-            shown = f"{default:g}" if isinstance(default, float) else "" if default in (None, "") else str(default)
+            shown = "" if default is None or default is False or default == "" else str(default)
+            shown = f"{default:g}" if isinstance(default, float) else shown
             extra = {"type": parse.get(f"{kind} {item}" if item else kind), **f.metadata["argparse"]}
+            if kind == "bool":  # a switch: its action (store_true, BooleanOptionalAction) reads no text
+                extra.pop("type")
             help = f.metadata["help"] + (f" ({shown})" if shown else "")
-            parser.add_argument(flag_name(f.name), dest=f.name, default=None if preset else default, help=help, **extra)
+            actions[f.name] = parser.add_argument(
+                flag_name(f.name), dest=f.name, default=None if preset else default, help=help, **extra
+            )
+    return actions
 
 
 def options_from(cls: type[Options], preset: dict[str, Any], flags: dict[str, Any]) -> Options:
