@@ -25,10 +25,10 @@ import numpy as np
 
 from agents.registry import make_agent
 from bobshat_env.core.resample import void_tracker
-from bobshat_env.games import make_game
+from bobshat_env.games import Game, make_game
 
 
-def positions(game: Any, n: int, steps: int, seed: int) -> tuple[Any, dict]:
+def positions(game: Game, n: int, steps: int, seed: int) -> tuple[Any, dict]:
     """``n`` games after ``steps`` random actions, and their public record."""
     state = game.init(np.arange(n, dtype=np.uint64) + seed * 1_000_003 + 1)
     tracker = void_tracker(game, n)
@@ -41,7 +41,7 @@ def positions(game: Any, n: int, steps: int, seed: int) -> tuple[Any, dict]:
     return state, tracker.rows(np.arange(n))
 
 
-def measure(game: Any, spec: str, batch: int, steps: int, seed: int = 0) -> dict[str, Any]:
+def measure(game: Game, spec: str, batch: int, steps: int, seed: int = 0) -> dict[str, Any]:
     """Time one ``act`` of ``spec`` on ``batch`` decisions after ``steps`` random actions."""
     state, public = positions(game, batch, steps, seed)
     obs, mask, seat = game.observe(state), game.legal_action_mask(state), state.cur.astype(np.int64)

@@ -46,9 +46,12 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from bobshat_env.games import Game
 
 MAX_COUNT = 1_000_000
 
@@ -88,7 +91,7 @@ def _bot_seed(seed: int, deal: int, seating: int) -> int:
     return int(np.random.SeedSequence([seed, deal, seating]).generate_state(1)[0] >> 1)
 
 
-def _deal(game: Any, seed: int, ids: np.ndarray, hand_no: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+def _deal(game: Game, seed: int, ids: np.ndarray, hand_no: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """Our games at hand ``hand_no``, deal ``ids[g]`` in game ``g`` (seat ``id % P`` deals), ready to bid.
 
     Returns the state, and each game's dealer, trump card and (P, 52) hands.
