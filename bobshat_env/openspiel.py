@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -652,6 +653,45 @@ def tree_size(game: pyspiel.Game, max_histories: int = 10_000_000) -> TreeSize:
             actions = state.legal_actions()
         stack.extend(state.child(a) for a in actions)
     return TreeSize(histories, terminal, decisions, tuple(len(s) for s in info))
+
+
+def tree_bound(game: Any) -> int:
+    """An upper bound on the terminal histories of one of our OpenSpiel games, from one probe play of it.
+
+    Chance: the product of the outcome counts met on the probe (the ordered
+    deal, the trump, the first dealer: their counts do not depend on the
+    play). Decisions other than cards (the hat choice, the bids): at each,
+    the most actions any decision of the same hand and phase offers on the
+    probe, whose choices never skip a bid (the highest action: a bid, not
+    Bob's Hat's empty bid); no bidder has more choices than that (Oh Hell's
+    hook and a used empty bid only remove one). Cards: every order of each
+    seat's cards, (size!)^players per hand.
+    """
+    state = game.new_initial_state()
+    table = state._table  # this module's own engine state
+    n_cards = table.module.N_CARDS
+    bound = 1
+    most: dict[tuple[int, int], int] = {}  # (hand, phase) -> the most actions a non-card decision offered
+    decisions: list[tuple[int, int]] = []
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            bound *= len(outcomes)
+            state.apply_action(outcomes[0][0])
+            continue
+        legal = state.legal_actions()
+        if legal[-1] >= n_cards:  # a hat choice or a bid
+            key = (len(table.hands), int(table.eng.phase[0]))
+            most[key] = max(most.get(key, 0), len(legal))
+            decisions.append(key)
+            state.apply_action(legal[-1])
+        else:
+            state.apply_action(legal[0])
+    for key in decisions:
+        bound *= most[key]
+    for size in table.rules.sizes:
+        bound *= math.factorial(size) ** table.P
+    return bound
 
 
 # --------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from open_spiel.python import policy as policy_lib  # noqa: E402
 from open_spiel.python.algorithms import exploitability  # noqa: E402
 
 import bobshat_env.openspiel  # noqa: E402,F401  (registers our games)
-from train.exact import AgentPolicy, info_seed, policy_values, run_cfr, tree_bound  # noqa: E402
+from bobshat_env.openspiel import tree_bound  # noqa: E402
+from train.exact import AgentPolicy, info_seed, policy_values, run_cfr  # noqa: E402
 
 
 # --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ whole (the small variants, one hand), OpenSpiel computes it exactly:
   has no such guarantee, and the report says what it reaches.
 
 Walking the tree costs the same per node whatever the method, and at full
-size a single hand's deal alone is out of reach: :func:`tree_bound` gives an
+size a single hand's deal alone is out of reach: :func:`bobshat_env.openspiel.tree_bound` gives an
 upper bound on the number of terminal histories from the rules (the ordered
 deals, the first bidder's number of bids, every order of each hand's cards),
 and the command refuses a game above ``--max-histories`` before it starts.
@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -320,45 +319,6 @@ def run_cfr(
 
 # --------------------------------------------------------------------------
 # How big the tree is, before walking it
-def tree_bound(game: Any) -> int:
-    """An upper bound on the terminal histories of one of our OpenSpiel games, from one probe play of it.
-
-    Chance: the product of the outcome counts met on the probe (the ordered
-    deal, the trump, the first dealer: their counts do not depend on the
-    play). Decisions other than cards (the hat choice, the bids): at each,
-    the most actions any decision of the same hand and phase offers on the
-    probe, whose choices never skip a bid (the highest action: a bid, not
-    Bob's Hat's empty bid); no bidder has more choices than that (Oh Hell's
-    hook and a used empty bid only remove one). Cards: every order of each
-    seat's cards, (size!)^players per hand.
-    """
-    state = game.new_initial_state()
-    table = state._table
-    n_cards = table.module.N_CARDS
-    bound = 1
-    most: dict[tuple[int, int], int] = {}  # (hand, phase) -> the most actions a non-card decision offered
-    decisions: list[tuple[int, int]] = []
-    while not state.is_terminal():
-        if state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            bound *= len(outcomes)
-            state.apply_action(outcomes[0][0])
-            continue
-        legal = state.legal_actions()
-        if legal[-1] >= n_cards:  # a hat choice or a bid
-            key = (len(table.hands), int(table.eng.phase[0]))
-            most[key] = max(most.get(key, 0), len(legal))
-            decisions.append(key)
-            state.apply_action(legal[-1])
-        else:
-            state.apply_action(legal[0])
-    for key in decisions:
-        bound *= most[key]
-    for size in table.rules.sizes:
-        bound *= math.factorial(size) ** table.P
-    return bound
-
-
 # --------------------------------------------------------------------------
 # The command
 def parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -468,6 +428,8 @@ def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     if ns.hand:
         params["single_hand"] = ns.hand
     game = load_game(ns.game, params)
+    from bobshat_env.openspiel import tree_bound
+
     bound = tree_bound(game)
     if bound > ns.max_histories:
         raise ValueError(
