@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -420,7 +419,7 @@ def format_report(report: dict[str, Any]) -> str:
 def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     """``bobshat exact``: ``ns`` the command's flags, ``options`` the game options from the game flags."""
     from agents.registry import split_specs
-    from bobshat_env.paths import replace_bytes
+    from train.runtime.kit import write_report
 
     log = None if ns.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     params = {k: v for k, v in options.items() if v is not None}
@@ -441,12 +440,5 @@ def cli_exact(ns: argparse.Namespace, options: dict[str, Any]) -> int:
     specs = split_specs(ns.agents or "")
     report = exact_report(game, specs, ns.cfr_iterations, ns.time_limit, seed=ns.seed, log=log)
     report["histories_bound"] = bound
-    text = json.dumps(report, indent=1)
-    if ns.json == "-":
-        print(text)
-        return 0
-    print(format_report(report))
-    if ns.json:
-        replace_bytes(ns.json, (text + "\n").encode())
-        print(f"wrote {ns.json}", file=sys.stderr)
+    write_report(report, ns.json or None, format_report(report), wrote=True)
     return 0

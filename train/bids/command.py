@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from agents.registry import split_specs
 from bobshat_env.core.config import ConfigError
 from bobshat_env.games import make_game
-from bobshat_env.paths import replace_bytes
+from train.runtime.kit import write_report
 
 from .benchmark import measure, run_suite
 from .plots import plot
@@ -48,13 +47,7 @@ def cli_bids(args: Any, options: dict[str, Any] | None) -> int:
             if not r.table["play"].startswith("ppo:checkpoints/"):
                 print(f"note: {r.game.name} was played with {r.table['play']}, not the shipped checkpoint: "
                       "its numbers do not compare with the README's")  # fmt: skip
-    if args.json:
-        text = json.dumps(doc, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            replace_bytes(args.json, (text + "\n").encode())  # in one step: never a half-written file
-            print(f"wrote {args.json}")
+    write_report(doc, args.json or None, indent=2, wrote=True)
     if args.plot:
         plot(doc, args.plot)
         print(f"wrote {args.plot}")

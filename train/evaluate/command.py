@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from agents.registry import count_error, split_specs
 from bobshat_env.games import make_game
-from bobshat_env.paths import replace_bytes
+from train.runtime.kit import write_report
 
 from .plots import plot
 from .report import format_report
@@ -77,14 +76,7 @@ def cli_eval(args: Any, options: dict[str, Any]) -> int:
     summary = ev.summary()
     # with --json -, stdout is the JSON alone (for pipes: `bobshat eval --json - | jq`); the rest goes to stderr
     say = sys.stderr if args.json == "-" else sys.stdout
-    print(format_report(summary), file=say)
-    if args.json:
-        text = json.dumps(summary, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            replace_bytes(args.json, (text + "\n").encode("utf-8"))  # in one step: never half a report
-            print(f"wrote {args.json}", file=say)
+    write_report(summary, args.json or None, format_report(summary), indent=2, wrote=True)
     if args.records:
         print(f"wrote {summary['games']} records to {args.records}", file=say)
     if args.plot:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from agents.ppo_agent import load_policy, masked_logits
 from agents.registry import make_agent
 from bobshat_env.core.config import ConfigError
 from bobshat_env.games import Game, make_game
-from bobshat_env.paths import replace_bytes
+from train.runtime.kit import write_report
 
 from .learn import collect, train
 from .measure import format_report, measure
@@ -58,15 +57,6 @@ def parse_seats(text: str | None, players: int) -> tuple[int, ...] | None:
     return tuple(sorted(set(seats)))
 
 
-def _write_json(where: str, doc: dict[str, Any]) -> None:
-    text = json.dumps(doc, indent=2)
-    if where == "-":
-        print(text)
-    else:
-        replace_bytes(where, (text + "\n").encode())  # in one step: never a half-written file
-        print(f"wrote {where}", file=sys.stderr)
-
-
 def cli_infer(args: Any, options: dict[str, Any]) -> int:
     """Run ``bobshat infer`` from parsed arguments (``options``: the game options)."""
     game = make_game(args.game, **options)
@@ -106,8 +96,7 @@ def cli_infer(args: Any, options: dict[str, Any]) -> int:
                 file=out,
             )
         print(f"wrote {target}", file=out)
-        if args.json:
-            _write_json(args.json, doc)
+        write_report(doc, args.json or None, indent=2, wrote=True)
         return 0
     methods = parse_methods(args.methods or "none,policy")
     seats = parse_seats(args.seats, game.players)
@@ -148,7 +137,5 @@ def cli_infer(args: Any, options: dict[str, Any]) -> int:
     doc = measure(game, samplers, player, games, args.seed, seats, args.max_hands, progress)
     doc.update({"policy": Path(policy).name, "play": args.play or "ppo", "oversample": args.oversample})
     doc["temper"] = args.temper
-    print(format_report(doc), file=out)
-    if args.json:
-        _write_json(args.json, doc)
+    write_report(doc, args.json or None, format_report(doc), indent=2, wrote=True)
     return 0

@@ -226,18 +226,25 @@ def check_checkpoint_out(out: str | Path, flag: str = "--out") -> None:
         check_writable(p, flag, regular=True)
 
 
-def write_report(report: dict[str, Any], path: str | Path | None, text: str | None = None) -> None:
-    """The report: ``text`` (if any) to stdout, or to stderr when the JSON takes stdout; then the JSON
-    (``indent=1``) to ``path`` in one atomic step, to stdout for ``-``, nowhere for None."""
+def write_report(
+    report: dict[str, Any], path: str | Path | None, text: str | None = None, *, indent: int = 1, wrote: bool = False
+) -> None:
+    """The report of every command with ``--json``: ``text`` (if any) to stdout, or to stderr when the JSON
+    takes stdout (``--json -``, for pipes: the JSON alone there); then the JSON to ``path`` in one atomic
+    step (never half a report), to stdout for ``-``, nowhere for None; with ``wrote``, a line saying so
+    where the text went."""
+    say = sys.stderr if path == "-" else sys.stdout
     if text is not None:
-        print(text, file=sys.stderr if path == "-" else sys.stdout)
+        print(text, file=say)
     if path is None:
         return
-    data = json.dumps(report, indent=1) + "\n"
+    data = json.dumps(report, indent=indent) + "\n"
     if path == "-":
         sys.stdout.write(data)
-    else:
-        replace_bytes(path, data.encode("utf-8"))
+        return
+    replace_bytes(path, data.encode("utf-8"))
+    if wrote:
+        print(f"wrote {path}", file=say)
 
 
 # --------------------------------------------------------------------------
