@@ -4,7 +4,8 @@ Issue 49's figure. On a small variant (one hand, a tree OpenSpiel walks
 whole) the script
 
 1. trains PPO as ``bobshat train`` does (:func:`train.ppo.run.train`, self-play
-   with the pool) for a time budget, saving the policy every ``--every``
+   with the pool) for a time budget (after an untimed warm-up iteration
+   that loads the numba kernels), saving the policy every ``--every``
    iterations through the trainer's ``evaluate`` hook (the time the hook
    takes is left out of the training seconds);
 2. computes the exact NashConv (:func:`train.exact.policy_values`) of every
@@ -271,6 +272,9 @@ def nashconv_curve(
     keep = runs_dir is not None
     runs = Path(runs_dir) if keep else Path(tempfile.mkdtemp(prefix="nashconv_"))
     try:
+        # untimed: a process's first iteration loads (or compiles) the numba kernels, which is not training
+        train_ppo(game, variant, minutes, every, runs / "warm_up", seed, total_decisions=1, **overrides)
+        shutil.rmtree(runs / "warm_up", ignore_errors=True)
         saved = train_ppo(game, variant, minutes, every, runs, seed, total_decisions, **overrides)
         ppo_seconds = saved[-1]["seconds"]
         say(f"ppo: {len(saved)} policies saved in {ppo_seconds:.1f} s of training")
