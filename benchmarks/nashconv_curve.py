@@ -19,9 +19,9 @@ whole) the script
    seat, through ``rl_environment.Environment``) on the same registered game
    (``python_<game>`` with the variant: the game the exact NashConv walks)
    for the same seconds, and takes the exact NashConv of its average policy
-   at doubling episode counts (:func:`nfsp_points`) and at the end (the evaluations left out of
-   its seconds too; ``--no-nfsp`` skips it); its settings are
-   :data:`NFSP_SETTINGS`;
+   after the first episode, at doubling episode counts (:func:`nfsp_points`)
+   and at the end (the evaluations left out of its seconds too;
+   ``--no-nfsp`` skips it); its settings are :data:`NFSP_SETTINGS`;
 5. writes a JSON of ``(seconds, nash_conv)`` points for each method and a PNG.
 
     python benchmarks/nashconv_curve.py --game oh_hell --minutes 5 --out docs/nashconv_oh_hell

@@ -66,11 +66,10 @@ def test_nfsp_part_smallest_budget_curve_and_the_policy_it_hands_over(monkeypatc
         return real(game, policy)
 
     monkeypatch.setattr(train.exact, "policy_values", spy)
-    result = train_nfsp(spiel, tree, seconds=1e-3, seed=0)
+    # no checkpoint picked: the point after the last episode, which used the whole budget, comes anyway
+    result = train_nfsp(spiel, tree, seconds=1e-3, seed=0, checkpoint=lambda episode: False)
     curve = result["curve"]
-    # a point after the first episode and after the last one, which used the whole budget
-    assert curve and curve[0]["episode"] == 1 and curve[-1]["episode"] == result["episodes"] >= 1
-    assert [p["episode"] for p in curve] == sorted({p["episode"] for p in curve})
+    assert len(curve) == 1 and curve[0]["episode"] == result["episodes"] >= 1
     assert curve[-1]["seconds"] == result["seconds"] >= 1e-3
     assert result["steps"] >= result["episodes"] and curve[-1]["steps"] == result["steps"]
     for point in curve:
