@@ -4,7 +4,8 @@ Issue 49's figure. On a small variant (one hand, a tree OpenSpiel walks
 whole) the script
 
 1. trains PPO as ``bobshat train`` does (:func:`train.ppo.run.train`, self-play
-   with the pool) for a time budget, saving the policy every ``--every``
+   with the pool) for a time budget (after an untimed warm-up iteration
+   that loads the numba kernels), saving the policy every ``--every``
    iterations through the trainer's ``evaluate`` hook (the time the hook
    takes is left out of the training seconds);
 2. computes the exact NashConv (:func:`train.exact.policy_values`) of every
@@ -14,7 +15,14 @@ whole) the script
    at the run's global step);
 3. runs CFR+ (:func:`train.exact.run_cfr`) for the same seconds as PPO
    trained (its iterations only, the NashConv evaluations left out);
-4. writes a JSON of ``(seconds, nash_conv)`` points for both and a PNG.
+4. trains OpenSpiel's NFSP (``open_spiel.python.pytorch.nfsp``, one agent a
+   seat, through ``rl_environment.Environment``) on the same registered game
+   (``python_<game>`` with the variant: the game the exact NashConv walks)
+   for the same seconds, and takes the exact NashConv of its average policy
+   after the first episode, at doubling episode counts (:func:`nfsp_points`)
+   and at the end (the evaluations left out of its seconds too;
+   ``--no-nfsp`` skips it); its settings are :data:`NFSP_SETTINGS`;
+5. writes a JSON of ``(seconds, nash_conv)`` points for each method and a PNG.
 
     python benchmarks/nashconv_curve.py --game oh_hell --minutes 5 --out docs/nashconv_oh_hell
 
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import shutil
@@ -35,6 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 # The trainer's settings for the tiny variants (a hand has a few decisions a seat): small batches, many updates.
 TINY_TRAINING = {
@@ -49,6 +60,29 @@ TINY_TRAINING = {
     "checkpoint_every": 10**6,
     "torch_threads": 1,
     "progress": False,
+}
+
+
+# OpenSpiel's NFSP example for Leduc poker (open_spiel/python/examples/nfsp_leduc_pytorch.py) scaled down to a
+# budget of minutes; the example's value after each changed one: a smaller network and buffers, learning that
+# starts sooner, the target network renewed more often, exploration that decays within the run.
+NFSP_SETTINGS = {
+    "hidden_layers_sizes": [64],  # [128]
+    "replay_buffer_capacity": 20_000,  # 200_000
+    "reservoir_buffer_capacity": 50_000,  # 2_000_000
+    "min_buffer_size_to_learn": 256,  # 1000
+    "anticipatory_param": 0.1,
+    "batch_size": 128,
+    "learn_every": 64,
+    "rl_learning_rate": 0.01,
+    "sl_learning_rate": 0.01,
+    "optimizer_str": "sgd",
+    "loss_str": "mse",
+    "update_target_network_every": 1000,  # 19_200
+    "discount_factor": 1.0,
+    "epsilon_decay_duration": 100_000,  # 20_000_000
+    "epsilon_start": 0.06,
+    "epsilon_end": 0.001,
 }
 
 
@@ -107,6 +141,117 @@ def train_ppo(
     return saved
 
 
+def legal_distribution(probs: Any, legal: list[int]) -> dict[int, float]:
+    """``{action: probability}`` over the ``legal`` actions from a network's probabilities over all actions,
+    renormalized in float64 (the network's float32 softmax sums to 1 only roughly); ValueError if they hold no mass."""
+    p = np.asarray([max(float(probs[a]), 0.0) for a in legal], dtype=np.float64)
+    total = float(p.sum())
+    if not math.isfinite(total) or total <= 0:
+        raise ValueError(f"the NFSP average policy gives the legal actions {legal} no probability")
+    return {int(a): float(v) for a, v in zip(legal, p / total)}
+
+
+def nfsp_average_policy(game: Any, agents: list[Any]) -> Any:
+    """The average policies of NFSP ``agents`` (one a seat of ``game``) as one OpenSpiel ``Policy`` over all
+    players: each seat's average network, asked with the seat's information state tensor, as OpenSpiel's NFSP
+    examples evaluate it, its probabilities put on the legal actions (:func:`legal_distribution`).
+
+    Asking leaves the global NumPy random state as it was (NFSP's ``step`` draws an action from it), so the
+    evaluations do not change the training they interrupt.
+    """
+    return _average_policy_class()(game, agents)
+
+
+@functools.cache
+def _average_policy_class() -> type:
+    """The class of :func:`nfsp_average_policy`, made on first use (OpenSpiel is an optional dependency)."""
+    from open_spiel.python import policy, rl_environment
+    from open_spiel.python.pytorch.nfsp import MODE
+
+    class NFSPAveragePolicy(policy.Policy):  # type: ignore[misc]
+        def __init__(self, game: Any, agents: list[Any]):
+            super().__init__(game, list(range(game.num_players())))
+            self.agents = agents
+
+        def action_probabilities(self, state: Any, player_id: int | None = None) -> dict[int, float]:
+            player = state.current_player() if player_id is None else player_id
+            legal = state.legal_actions(player)
+            seats = self.game.num_players()
+            obs: dict[str, Any] = {"info_state": [None] * seats, "legal_actions": [None] * seats}
+            obs["current_player"] = player
+            obs["info_state"][player] = state.information_state_tensor(player)
+            obs["legal_actions"][player] = legal
+            step = rl_environment.TimeStep(observations=obs, rewards=None, discounts=None, step_type=None)
+            rng = np.random.get_state()
+            try:
+                with self.agents[player].temp_mode_as(MODE.AVERAGE_POLICY):
+                    probs = self.agents[player].step(step, is_evaluation=True).probs
+            finally:
+                np.random.set_state(rng)
+            return legal_distribution(probs, legal)
+
+    return NFSPAveragePolicy
+
+
+def nfsp_points(i: int) -> bool:
+    """Whether NFSP's curve gets a point after episode ``i`` (1-based): the first episode, then the powers of two
+    from 128 on (before, the average network has not begun to learn: each evaluation costs seconds and the same)."""
+    return i == 1 or (i >= 128 and i & (i - 1) == 0)
+
+
+def train_nfsp(
+    spiel: Any,
+    tree: Any,
+    seconds: float,
+    seed: int = 0,
+    log: Any = None,
+    checkpoint: Any = nfsp_points,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """OpenSpiel's NFSP on ``spiel`` (one of our registered games) for ``seconds`` of training, one agent a seat.
+
+    The exact NashConv of the average policy (:func:`nfsp_average_policy`, walked on ``tree``, the game's
+    :class:`train.exact.TreeCopy`) at the episodes ``checkpoint`` picks and at the last one; the time the
+    evaluations take is left out of the seconds. Returns ``seconds``, ``episodes``, ``steps``, ``settings`` and
+    ``curve`` (a list of ``{"episode", "steps", "seconds", "nash_conv"}``).
+    """
+    import torch
+    from open_spiel.python import rl_environment
+    from open_spiel.python.pytorch import nfsp
+
+    from train.exact import policy_values
+
+    torch.set_num_threads(1)  # one core, as PPO's torch_threads
+    settings = {**NFSP_SETTINGS, **overrides}
+    env = rl_environment.Environment(spiel, seed=seed)
+    size = env.observation_spec()["info_state"][0]
+    actions = env.action_spec()["num_actions"]
+    agents = [nfsp.NFSP(p, size, actions, seed=seed + 10 * p, **settings) for p in range(spiel.num_players())]
+    policy = nfsp_average_policy(spiel, agents)
+    curve: list[dict[str, Any]] = []
+    spent, episodes, steps = 0.0, 0, 0
+    while True:
+        t0 = time.perf_counter()
+        time_step = env.reset()
+        while not time_step.last():
+            player = time_step.observations["current_player"]
+            time_step = env.step([agents[player].step(time_step).action])
+            steps += 1
+        for agent in agents:
+            agent.step(time_step)
+        spent += time.perf_counter() - t0
+        episodes += 1
+        last = spent >= seconds
+        if checkpoint(episodes) or last:
+            nash_conv = policy_values(tree.game, tree.policy(policy))["nash_conv"]
+            curve.append({"episode": episodes, "steps": steps, "seconds": spent, "nash_conv": nash_conv})
+            if log:
+                log(f"nfsp episode {episodes} ({spent:.1f} s): NashConv of the average policy {nash_conv:.4g}")
+        if last:
+            break
+    return {"seconds": spent, "episodes": episodes, "steps": steps, "settings": settings, "curve": curve}
+
+
 def nashconv_curve(
     game: str,
     variant: str = "tiny",
@@ -116,15 +261,20 @@ def nashconv_curve(
     seed: int = 0,
     total_decisions: int = 10**9,
     log: Any = None,
+    nfsp: bool = True,
     **overrides: Any,
 ) -> dict[str, Any]:
-    """PPO's and CFR+'s NashConv curves on ``game``'s ``variant`` at equal training seconds (module docstring)."""
+    """PPO's, CFR+'s and (``nfsp``) NFSP's NashConv curves on ``game``'s ``variant`` at equal training seconds
+    (module docstring); ``overrides`` change PPO's settings."""
     from train.exact import AgentPolicy, TreeCopy, load_game, policy_values, run_cfr
 
     say = log or (lambda _msg: None)
     keep = runs_dir is not None
     runs = Path(runs_dir) if keep else Path(tempfile.mkdtemp(prefix="nashconv_"))
     try:
+        # untimed: a process's first iteration loads (or compiles) the numba kernels, which is not training
+        train_ppo(game, variant, minutes, every, runs / "warm_up", seed, total_decisions=1, **overrides)
+        shutil.rmtree(runs / "warm_up", ignore_errors=True)
         saved = train_ppo(game, variant, minutes, every, runs, seed, total_decisions, **overrides)
         ppo_seconds = saved[-1]["seconds"]
         say(f"ppo: {len(saved)} policies saved in {ppo_seconds:.1f} s of training")
@@ -144,7 +294,7 @@ def nashconv_curve(
         run_dir = runs / f"nashconv_{game}_{variant}"
         _log_board(run_dir, ppo)
         cfr = run_cfr(tree.game, 10**9, time_limit_s=max(ppo_seconds, 1e-3), log=say)
-        return {
+        result = {
             "game": game,
             "variant": variant,
             "players": spiel.num_players(),
@@ -153,6 +303,9 @@ def nashconv_curve(
             "ppo": {"seconds": ppo_seconds, "curve": ppo, "settings": {**TINY_TRAINING, **overrides}},
             "cfr": {"seconds": cfr["curve"][-1]["seconds"], "iterations": cfr["iterations"], "curve": cfr["curve"]},
         }
+        if nfsp:
+            result["nfsp"] = train_nfsp(spiel, tree, max(ppo_seconds, 1e-3), seed, log=say)
+        return result
     finally:
         if not keep:
             shutil.rmtree(runs, ignore_errors=True)
@@ -172,7 +325,7 @@ def _log_board(run_dir: Path, ppo: list[dict[str, Any]]) -> None:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """NashConv against training seconds, log scale: PPO greedy and sampled, CFR+ average policy."""
+    """NashConv against training seconds, log scale: PPO greedy and sampled, CFR+ and NFSP average policies."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,6 +336,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
     ax.plot([p["seconds"] for p in ppo], [p["nash_conv"] for p in ppo], "o-", ms=3, label="PPO self-play, greedy")
     ax.plot([p["seconds"] for p in ppo], [p["nash_conv_sampled"] for p in ppo], "s-", ms=3, label="PPO, sampled")
     ax.plot([p["seconds"] for p in cfr], [p["nash_conv"] for p in cfr], "^-", ms=3, label="CFR+ average policy")
+    if "nfsp" in result:
+        nfsp = result["nfsp"]["curve"]
+        ax.plot([p["seconds"] for p in nfsp], [p["nash_conv"] for p in nfsp], "d-", ms=3,
+                label="NFSP average policy (OpenSpiel)")
     ax.set_yscale("log")
     ax.set_xlabel("training seconds (one core)")
     ax.set_ylabel("exact NashConv (points per hand)")
@@ -196,8 +353,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 def check_finite(result: dict[str, Any]) -> None:
     """ValueError naming the first NashConv that is negative or not finite (a broken evaluation)."""
-    for who, key in (("ppo", "nash_conv"), ("ppo", "nash_conv_sampled"), ("cfr", "nash_conv")):
-        for point in result[who]["curve"]:
+    for who, key in (("ppo", "nash_conv"), ("ppo", "nash_conv_sampled"), ("cfr", "nash_conv"), ("nfsp", "nash_conv")):
+        for point in result.get(who, {"curve": []})["curve"]:
             v = point[key]
             if not math.isfinite(v) or v < -1e-9:
                 raise ValueError(f"{who} {key} at {point['seconds']:.1f} s is {v!r}: expected finite and >= 0")
@@ -208,11 +365,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--game", choices=("oh_hell", "bobs_hat"), default="oh_hell")
     ap.add_argument("--variant", default="tiny", help="a small variant (docs/rules.md); its tree must fit in memory")
-    ap.add_argument("--minutes", type=float, default=1.0, help="PPO's training budget; CFR+ gets the same seconds")
+    ap.add_argument("--minutes", type=float, default=1.0, help="PPO's training budget; CFR+ and NFSP get its seconds")
     ap.add_argument("--every", type=int, default=5, help="iterations between saved policies")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs-dir", default="", help="keep the run (TensorBoard, policies) here; default: a temp dir")
     ap.add_argument("--out", default="nashconv_curve", help="writes OUT.json and OUT.png")
+    ap.add_argument("--nfsp", action=argparse.BooleanOptionalAction, default=True,
+                    help="also train OpenSpiel's NFSP for PPO's seconds (default: on)")
     ns = ap.parse_args(argv)
     if ns.minutes <= 0 or ns.every < 1:
         print("error: --minutes must be > 0 and --every >= 1", file=sys.stderr)
@@ -224,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = nashconv_curve(
             ns.game, ns.variant, ns.minutes, ns.every, Path(ns.runs_dir) if ns.runs_dir else None, ns.seed,
-            log=lambda m: print(m, file=sys.stderr, flush=True),
+            log=lambda m: print(m, file=sys.stderr, flush=True), nfsp=ns.nfsp,
         )
         check_finite(result)
     except (ValueError, KeyError) as err:
