@@ -85,6 +85,48 @@ def test_a_single_simulation_plays_the_policy():
     assert visits.sum(axis=1).tolist() == [1.0] * 8
 
 
+def test_the_bids_are_the_policys_unless_searched():
+    """bids=false (the default): a hat choice or a bid is the policy's action, with no simulation."""
+    game = make_game("bobs_hat", players=4)
+    state, public = _positions(game, 6, 1, 3)
+    obs, mask, seat = game.observe(state), game.legal_action_mask(state), state.cur.astype(np.int64)
+    assert not mask[:, : game.module.N_CARDS].any() and (mask.sum(axis=1) > 1).all()
+    agent = make_agent(_spec("bobs_hat", "sims=4"), game, seed=1)
+    actions = agent.act(obs, mask, seat, public)
+    np.testing.assert_array_equal(actions, torch.argmax(agent._policy(obs, mask)[0], dim=-1).numpy())
+    assert agent.stats["searched"] == 0 and agent.stats["sims"] == 0
+
+
+def test_every_node_belongs_to_the_seat_that_chose_it(monkeypatch):
+    """The root's children are the searching seat's; deeper nodes are the other seats' (each maximizes its
+    own reward), as the seat to act in the simulation's world says."""
+    import agents.puct as puct
+
+    trees = []
+
+    class Kept(puct.Tree):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            trees.append(self)
+
+    monkeypatch.setattr(puct, "Tree", Kept)
+    game = make_game("oh_hell", players=4)
+    state, public = _positions(game, 3, 9, 3)
+    seat = state.cur.astype(np.int64)
+    make_agent(_spec("oh_hell", "sims=40"), game, seed=1).search(
+        game.observe(state), game.legal_action_mask(state), seat, public
+    )
+    (tree,) = trees
+    nodes = 41
+    for b in range(3):
+        root = b * nodes
+        kids = tree.child[root][tree.child[root] >= 0]
+        assert kids.size and (tree.who[kids] == seat[b]).all()
+        grand = tree.child[kids].ravel()
+        grand = grand[grand >= 0]
+        assert grand.size and (tree.who[grand] != seat[b]).all()  # mid-trick: the next seat plays
+
+
 # -- the leaf rewards
 @pytest.mark.parametrize("name, steps", [("bobs_hat", 12), ("oh_hell", 10)])
 def test_leaf_rewards_are_margins_plus_each_seats_own_value(name, steps):
@@ -178,7 +220,8 @@ def test_the_same_seed_gives_the_same_search_whatever_the_batch(name, steps):
     obs, mask, seat = game.observe(state), game.legal_action_mask(state), state.cur.astype(np.int64)
     spec = _spec(name, "sims=24,bids=true")
 
-    def search(seed, rows=np.arange(6), extra=""):
+    def search(seed, rows=None, extra=""):
+        rows = np.arange(6) if rows is None else rows
         sub = {k: v[rows] for k, v in public.items()}
         return make_agent(spec + extra, game, seed=seed).search(obs[rows], mask[rows], seat[rows], sub)[1]
 
