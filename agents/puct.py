@@ -114,7 +114,7 @@ if TYPE_CHECKING:
 LEAVES = ("value", "playout")
 INFERENCES = ("auto", *METHODS)
 VIRTUAL_LOSS = 0.1  # the reward (a fraction of the hand's score range) a simulation in flight lends its path
-__all__ = ["LEAVES", "VIRTUAL_LOSS", "PUCTAgent", "Tree", "make_puct_agent", "puct_scores"]
+__all__ = ["LEAVES", "VIRTUAL_LOSS", "PUCTAgent", "Tree", "make_puct_agent", "puct_scores", "world_of"]
 
 
 def puct_scores(
@@ -136,6 +136,12 @@ def puct_scores(
     parent = n.sum(axis=1, keepdims=True)
     u = c_puct * prior * np.sqrt(1.0 + parent) / (1.0 + n)
     return np.where(legal, q + u, -np.inf)
+
+
+def world_of(done: int, K: int, n: int, W: int) -> np.ndarray:
+    """(n * K,) the world of each row of a wave: simulation ``done + k`` of every tree searches world
+    ``(done + k) mod W``, so the worlds take turns and every one is searched as often as the budget allows."""
+    return np.tile((done + np.arange(K)) % W, n)
 
 
 class Tree:
@@ -365,7 +371,7 @@ class PUCTAgent:
             tr = np.repeat(np.arange(n), K)  # row r = (tree r // K, simulation done + r % K)
             kk = np.tile(np.arange(K), n)
             st = state.take(tr)
-            st.hands = hands[tr, (done + kk) % W].copy()
+            st.hands = hands[tr, world_of(done, K, n, W)]
             start = st.scores.astype(np.float64)
             node = tree.root[tr].copy()
             path = np.full((n * K, L), -1, dtype=np.int64)

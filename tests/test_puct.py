@@ -13,7 +13,7 @@ from test_ismcts import _positions, _swap_hidden
 
 from agents import make_agent
 from agents.arena import play_games
-from agents.puct import VIRTUAL_LOSS, PUCTAgent, Tree, puct_scores
+from agents.puct import VIRTUAL_LOSS, PUCTAgent, Tree, puct_scores, world_of
 from bobshat_env.games import make_game
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,6 +71,12 @@ def test_virtual_loss_is_taken_back_and_each_chooser_keeps_its_reward():
     tree.backprop(np.array([[n3[0]], [n3[0]]]), np.array([[0, 0, 0.5, 0], [0, 0, 0.25, 0]]))
     np.testing.assert_allclose(tree.total[n3[0]], 0.3 + 0.75)
     assert tree.visits[n3[0]] == 3
+
+
+def test_the_worlds_take_turns():
+    """Simulation s of every tree searches world s mod W: a wave of 4 after 4 done, 6 worlds, 2 trees."""
+    np.testing.assert_array_equal(world_of(4, 4, 2, 6), [4, 5, 0, 1, 4, 5, 0, 1])
+    np.testing.assert_array_equal(world_of(0, 3, 1, 16), [0, 1, 2])
 
 
 def test_a_single_simulation_plays_the_policy():
