@@ -162,7 +162,7 @@ REQUEST_OPTIONS: dict[str, dict[str, tuple[float, float] | None]] = {
 #: A search move plays worlds x top_k playouts: their product is capped too (the default 32 x 3 = 96 fits).
 REQUEST_SEARCH_PLAYOUTS = 128
 #: The options of an agent that name a file, per agent (ppo:PATH, search:policy=PATH).
-FILE_OPTIONS: dict[str, tuple[str, ...]] = {"ppo": ("path",), "search": ("policy",)}
+FILE_OPTIONS: dict[str, tuple[str, ...]] = {"ppo": ("path",), "search": ("policy",), "puct": ("policy",)}
 
 
 def _one_part(spec: str) -> tuple[str, dict[str, Any]]:
@@ -346,4 +346,19 @@ register(
     _ismcts,
     spec="ismcts[:sims=N,uct_c=C,objective=score|diff]",
     help="single-observer information set MCTS, random rollouts, both games (agents/ismcts.py)",
+)
+
+
+def _puct(game: Game | None = None, seed: int | None = None, **options: Any) -> Agent:
+    """``puct:policy=PATH,sims=N,...``: PUCT over determinized worlds, the policy's prior and value head."""
+    from .puct import make_puct_agent
+
+    return make_puct_agent(game, seed=seed, **options)
+
+
+register(
+    "puct",
+    _puct,
+    spec="puct:policy=PATH[,sims=N,c_puct=C,worlds=W,ms=T,leaf=value|playout,bids=true]",
+    help="information-set tree search (PUCT) with a trained policy's prior and value head (agents/puct.py)",
 )
