@@ -438,8 +438,8 @@ def _rows(public: dict | None, rows: Any) -> dict | None:
 
 def make_puct_agent(game: Game | None = None, seed: int | None = None, **options: Any) -> PUCTAgent:
     """Factory behind the ``puct:policy=PATH,sims=N,c_puct=C,...`` agent spec."""
-    known = ("policy", "sims", "c_puct", "worlds", "parallel", "ms", "leaf", "bids", "inference", "cards")
-    known += ("oversample", "temper", "value_scale", "batch")
+    known: tuple[str, ...] = ("policy", "sims", "c_puct", "worlds", "parallel", "ms", "leaf", "bids", "inference")
+    known += ("cards", "oversample", "temper", "value_scale", "batch")
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown puct option(s) {', '.join(unknown)}; known: {', '.join(known)}")
