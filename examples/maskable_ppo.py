@@ -3,7 +3,7 @@
     pip install -e ".[sb3]"
     python examples/maskable_ppo.py --timesteps 20000 --opponents random
 
-The single-agent Gymnasium view (:mod:`bobshat_env.gym`) plays every other
+The single-agent Gymnasium view (:mod:`bobshat.gym`) plays every other
 seat with a bot and exposes ``action_masks()``, which MaskablePPO calls to keep
 the policy on legal moves. After training, the script plays ``--eval-games``
 games with the trained policy and, on the same deals, with the policy as it
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
+from bobshat.gym import CardGameGymEnv
 from bobshat_env.games import GAMES, describe
-from bobshat_env.gym import CardGameGymEnv
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -12,9 +12,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agents import RandomAgent
+from bobshat.gym import CardGameGymEnv
 from bobshat_env.core import bobs_hat as bh
 from bobshat_env.core.bobs_hat import IllegalActionError
-from bobshat_env.gym import CardGameGymEnv
 
 
 def play_masked(env: CardGameGymEnv, seed: int, gen: np.random.Generator | None = None):
@@ -57,7 +57,7 @@ def test_registered_ids_make_and_check():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_env(env.unwrapped)  # with a spec: also renders in every render mode
-    env2 = gymnasium.make("bobshat_env.gym:bobshat/OhHell-v0", players=3, deal_style="short_low")
+    env2 = gymnasium.make("bobshat.gym:bobshat/OhHell-v0", players=3, deal_style="short_low")
     obs, info = env2.reset(seed=1)
     assert obs.shape == env2.observation_space.shape
 
@@ -222,14 +222,14 @@ def test_bots_that_need_public_facts_get_them():
 
 
 def test_gym_make_needs_no_prior_import_with_the_module_prefix():
-    """`gym.make("bobshat_env.gym:bobshat/OhHell-v0")` in a fresh interpreter: the prefix imports and registers."""
+    """`gym.make("bobshat.gym:bobshat/OhHell-v0")` in a fresh interpreter: the prefix imports and registers."""
     import subprocess
     import sys
 
     code = (
         "import gymnasium as gym\n"
         "assert 'bobshat/OhHell-v0' not in gym.registry\n"
-        "env = gym.make('bobshat_env.gym:bobshat/OhHell-v0', opponents='random')\n"
+        "env = gym.make('bobshat.gym:bobshat/OhHell-v0', opponents='random')\n"
         "obs, info = env.reset(seed=0)\n"
         "print(env.spec.id, obs.shape)\n"
     )

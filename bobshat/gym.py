@@ -28,8 +28,8 @@ Illegal action         ``illegal_action="penalty"`` (default): nothing
 Registered ids (importing this module registers them)::
 
     import gymnasium as gym
-    env = gym.make("bobshat_env.gym:bobshat/BobsHat-v0", opponents="random", players=4)
-    env = gym.make("bobshat_env.gym:bobshat/OhHell-v0", opponents="random")
+    env = gym.make("bobshat.gym:bobshat/BobsHat-v0", opponents="random", players=4)
+    env = gym.make("bobshat.gym:bobshat/OhHell-v0", opponents="random")
 
 Seeding: ``reset(seed=s)`` fixes the deals and rebuilds the bots named by
 specs with seeds drawn from ``s``, so a seeded reset replays exactly.
@@ -45,11 +45,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .core import rng
-from .core.bobs_hat import IllegalActionError
-from .games import Game, make_game
-from .seating import SeatDispatch
-from .text import render as render_table
+from bobshat_env.core import rng
+from bobshat_env.core.bobs_hat import IllegalActionError
+from bobshat_env.games import Game, make_game
+from bobshat_env.seating import SeatDispatch
+from bobshat_env.text import render as render_table
 
 ILLEGAL_MODES = ("penalty", "raise")
 REWARD_MODES = ("score", "relative")
@@ -132,7 +132,7 @@ class CardGameGymEnv(gymnasium.Env):
         bots = []
         for i, spec in enumerate(self._opponent_specs):
             if isinstance(spec, str):
-                from agents import make_agent  # agents sit above the env package
+                from agents import make_agent  # on first use: a bot's spec may load torch
 
                 bots.append(make_agent(spec, self.game, seed=None if seed is None else seed * 1000 + i))
             else:
@@ -290,7 +290,7 @@ def oh_hell_env(**kwargs: Any) -> CardGameGymEnv:
 def _register() -> None:
     for env_id, entry in (("bobshat/BobsHat-v0", "bobs_hat_env"), ("bobshat/OhHell-v0", "oh_hell_env")):
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=f"bobshat_env.gym:{entry}", disable_env_checker=False)
+            gymnasium.register(id=env_id, entry_point=f"bobshat.gym:{entry}", disable_env_checker=False)
 
 
 _register()
