@@ -37,7 +37,6 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -46,8 +45,9 @@ from numba import njit, prange
 
 from . import rng
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
-from .compiled import batch_kernel, step_chunks
+from .compiled import batch_kernel
 from .config import OH_SCORINGS, OhHellConfig
+from .game import GameWrappers
 from .observe import (
     BAD_STATE,
     GameObservation,
@@ -65,20 +65,14 @@ from .tricks import (
     WHY_MADE,
     WHY_MISSED,
     StepArrays,
-    StepResult,
     TrickState,
     arrays_type,
     book_hand,
-    clear_hand,
     clear_result,
     close_hand,
-    common_fields,
     deal_shuffled,
     follow_suit_row,
     play_card,
-    raise_illegal,
-    random_first_dealer,
-    step_inputs,
 )
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 
@@ -166,28 +160,6 @@ def random_deal(
 
 # --------------------------------------------------------------------------
 # Construction
-def init(cfg: OhHellConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
-    """New games, one per key, at the first hand.
-
-    With ``auto_deal`` the first hand is dealt from the key and every later
-    hand too; without it each game waits in phase DEAL for :func:`deal`.
-    """
-    keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
-    B, P = keys.shape[0], cfg.players
-    first = random_first_dealer(cfg, keys)
-    state = State(
-        **common_fields(keys, P, N_CARDS, first, DEAL),
-        hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int8),
-        trump_card=np.full(B, -1, dtype=np.int8),
-        taken=np.zeros((B, P), dtype=np.int8),
-    )
-    state.cur[:] = state.leader[:] = (first + 1) % P  # the dealer's left bids and leads first
-    if auto_deal:
-        trump_card, hands = random_deal(cfg, keys, state.hand_no, deal_attempt(state))
-        _start_hand(cfg, state, np.arange(B), trump_card, hands)
-    return state
-
-
 def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
     """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
 
@@ -228,16 +200,21 @@ def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndar
     if in_hand.any():
         g = int(np.nonzero(in_hand)[0][0])
         raise ValueError(f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat")
-    _start_hand(cfg, state, games, trump_card, hands)
+    _GAME.start_hand(cfg, state, games, trump_card, hands)
 
 
-def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
-    # The dealer's left bids first and leads the first trick.
-    first = ((state.dealer[idx].astype(np.int64) + 1) % cfg.players).astype(np.int8)
-    clear_hand(state, idx, hands, BID, first)
-    state.hand_size[idx] = hand_size_for(cfg, state.hand_no[idx])
-    state.trump_card[idx] = trump_card
-    state.taken[idx] = 0
+def _own_fields(cfg: OhHellConfig, B: int) -> dict:
+    """Oh Hell's own :class:`State` fields of B new games."""
+    return dict(
+        hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int8),
+        trump_card=np.full(B, -1, dtype=np.int8),
+        taken=np.zeros((B, cfg.players), dtype=np.int8),
+    )
+
+
+def _first_to_act(cfg: OhHellConfig, dealer: np.ndarray) -> np.ndarray:
+    """The dealer's left bids first and leads the first trick."""
+    return ((dealer.astype(np.int64) + 1) % cfg.players).astype(np.int8)
 
 
 # --------------------------------------------------------------------------
@@ -295,31 +272,18 @@ def _mask_kernel(
                 mask[g, BID_BASE + bid] = bid != hook
 
 
-def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
-    """(B, 63) bool: the legal actions of the player to act in each game.
-
-    All False in a finished game or one waiting for a deal. ``out``: a
-    (B, 63) bool buffer to fill instead of a new array.
-    """
-    if out is None:
-        out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
-    s = state
-    _mask_kernel.on(state.batch_size)(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
-    return out
+def _mask_args(cfg: OhHellConfig, s: State) -> tuple:
+    return s.bids, s.n_bids, s.hand_size
 
 
-def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
-    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
-
-    def bid_fault(g: int, a: int) -> str | None:
-        if not BID_BASE <= a < N_ACTIONS:
-            return None
-        bid, size = a - BID_BASE, int(state.hand_size[g])
-        if bid > size:
-            return f"a bid is 0 to the hand size {size}"
-        return f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
-
-    raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
+def _bid_fault(cfg: OhHellConfig, state: State, g: int, a: int) -> str | None:
+    """Why bid action ``a`` is illegal in game ``g`` (None: ``a`` is no bid)."""
+    if not BID_BASE <= a < N_ACTIONS:
+        return None
+    bid, size = a - BID_BASE, int(state.hand_size[g])
+    if bid > size:
+        return f"a bid is 0 to the hand size {size}"
+    return f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
 
 
 def suit_name(s: int) -> str:
@@ -450,48 +414,8 @@ def _step_kernel(
     return new_hands
 
 
-def new_result(cfg: OhHellConfig, B: int) -> StepResult:
-    """A :class:`StepResult` for B games, for :func:`step` to fill (and a one-game loop to reuse)."""
-    return StepResult.uninitialized(B, cfg.players)
-
-
-def step(
-    cfg: OhHellConfig,
-    state: State,
-    actions: np.ndarray,
-    active: np.ndarray | None = None,
-    auto_deal: bool = True,
-    legal: np.ndarray | None = None,
-    result: StepResult | None = None,
-) -> StepResult:
-    """Apply one action per game, in place, and report what happened.
-
-    actions: (B,) action ids. active: (B,) bool, the games to step (default
-    all); the others are left untouched and their action is ignored, which is
-    how finished games ride along in a batch. Every active action is checked
-    first: an illegal one raises :class:`IllegalActionError` naming the game,
-    seat and reason, and nothing is changed.
-    With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
-    ``legal``: this state's :func:`legal_action_mask`, when the caller has it
-    already (saves computing it twice per step). ``result``: a
-    :class:`StepResult` of this batch's shape to overwrite and return instead
-    of a new one (what a one-game loop reuses).
-    """
-    B = state.batch_size
-    actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
-    if legal is None:
-        legal = legal_action_mask(cfg, state)
-    res = new_result(cfg, B) if result is None else result.checked(B, cfg.players)
-    args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
-    kernel, chunks = step_chunks(_step_kernel, B)
-    new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
-    if new_hands < 0:
-        _raise_illegal(state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
-    if new_hands and auto_deal:
-        pending = np.flatnonzero(res.new_hand)
-        trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], deal_attempt(state)[pending])
-        _start_hand(cfg, state, pending, trump_card, hands)
-    return res
+def _step_args(cfg: OhHellConfig) -> tuple:
+    return cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring)
 
 
 # --------------------------------------------------------------------------
@@ -729,13 +653,16 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
     return np.concatenate([cards, np.arange(N_CARDS, N_ACTIONS)])
 
 
-def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.ndarray) -> None:
-    """Start the current hand of ``games`` again from its deal, with ``hands`` (n, P, 52) and the same trump card.
-
-    What a search needs to replay a hand's public actions in a sampled world
-    (:mod:`agents.search`): the state as it was before the first bid, the
-    scores and the hand number as they are. No checks: the caller gives
-    hands of the hand's size.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))
+# --------------------------------------------------------------------------
+# The wrappers every game shares (core/game.py), bound to Oh Hell's kernels and hooks.
+_GAME = GameWrappers(
+    module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=BID, deal_phase=DEAL,
+    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
+    own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=hand_size_for, trump_field="trump_card",
+    random_deal=random_deal, deal_attempt=deal_attempt, bid_fault=_bid_fault,
+)  # fmt: skip
+init = _GAME.init
+legal_action_mask = _GAME.legal_action_mask
+new_result = _GAME.new_result
+step = _GAME.step
+restart_hand = _GAME.restart_hand
