@@ -175,37 +175,15 @@ def random_deal(
 
 # --------------------------------------------------------------------------
 # Construction
-def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
-    """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
-
-    trump: (n,) 0-2 or 3 (none), one of ``cfg.trumps``. hands: (n, P, 60) bool,
-    ``cfg.hand_sizes[hand_no]`` cards per player, no card twice, only cards of the deck
-    (``cfg.deck_mask``). Raises ValueError naming the fault.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    trump = np.asarray(trump, dtype=np.int8).reshape(-1)
-    hands = np.asarray(hands, dtype=bool)
-    if hands.shape != (games.shape[0], cfg.players, N_CARDS):
-        raise ValueError(f"hands must have shape ({games.shape[0]}, {cfg.players}, {N_CARDS}), got {hands.shape}")
-    if np.any(state.phase[games] != DEAL):
-        raise ValueError("deal() needs games waiting for a deal (phase 'deal')")
+def _trump_fault(cfg: BobsHatConfig, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> str | None:
+    """What is wrong with a given deal's trump (``deal``): 0-2 (blue, red, black) or 3 (none), one of
+    ``cfg.trumps``; None when nothing is."""
     if np.any((trump < 0) | (trump > BH_NO_TRUMP)):
-        raise ValueError("trump must be 0-2 (blue, red, black) or 3 (none)")
+        return "trump must be 0-2 (blue, red, black) or 3 (none)"
     if not np.isin(trump, cfg.trumps).all():
         bad = int(trump[~np.isin(trump, cfg.trumps)][0])
-        raise ValueError(f"trump {BH_TRUMPS[bad]} is not in this deck of {cfg.suits} suit(s)")
-    outside = hands.any(axis=(0, 1)) & ~cfg.deck_mask
-    if outside.any():
-        raise ValueError(f"card {bh_card_str(int(np.flatnonzero(outside)[0]))} is not in this variant's deck")
-    size = bh_hand_size(state.hand_no[games].astype(np.int64), cfg.hand_size_base)
-    counts = hands.sum(axis=2)
-    if np.any(counts != size[:, None]):
-        g, p = np.argwhere(counts != size[:, None])[0]
-        raise ValueError(f"seat {p} was dealt {counts[g, p]} cards; hand {state.hand_no[games[g]] + 1} deals {size[g]}")
-    if np.any(hands.sum(axis=1) > 1):
-        card = int(np.argwhere(hands.sum(axis=1) > 1)[0, 1])
-        raise ValueError(f"card {bh_card_str(card)} was dealt to two seats")
-    _GAME.start_hand(cfg, state, games, trump, hands)
+        return f"trump {BH_TRUMPS[bad]} is not in this deck of {cfg.suits} suit(s)"
+    return None
 
 
 def _own_fields(cfg: BobsHatConfig, B: int) -> dict:
@@ -684,36 +662,18 @@ def _obs_kernel(
     return -1
 
 
-def observe(
-    cfg: BobsHatConfig,
-    state: State,
-    seat: np.ndarray | int | None = None,
-    view: str = "private",
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """(B, D) float32 observations of ``seat`` (default: the seat to act).
-
-    ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
-    a scalar). Secret bidding hides the other seats' bids until everybody
-    has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
-    fill (every cell is overwritten) and is returned.
-    """
-    s = state
-    game_args = (s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder, _BID_FEATURES)
-    return _OBS.observe(_obs_kernel, cfg, state, seat, view, out, game_args)
-
-
-def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one Bob's Hat observation vector, in plain Python values.
-
-    Seats are relative to the observer. A bid is a list of bid-card names
-    (docs/records.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
-    """
-    return _OBS.decode(cfg, vec, view, _own_facts)
+def _obs_args(s: State) -> tuple:
+    """The observation kernel's Bob's Hat arrays. Secret bidding hides the other seats' bids until everybody
+    has bid (the kernel's ``hide``)."""
+    return s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder, _BID_FEATURES
 
 
 def _own_facts(cfg: BobsHatConfig, d: dict[str, np.ndarray]) -> dict:
-    """The facts of a decoded vector (its slices ``d``) only Bob's Hat has: phase, trump, hat, bids."""
+    """The facts of a decoded vector (its slices ``d``) only Bob's Hat has: phase, trump, hat, bids.
+
+    A bid is a list of bid-card names (docs/records.md), ``None`` before the
+    seat has bid, ``"hidden"`` when secret.
+    """
     bids: list = []
     for r in range(cfg.players):
         row = d["bids"][r]
@@ -800,9 +760,13 @@ _GAME = GameWrappers(
     step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
     own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=_hand_sizes_of, trump_field="trump",
     reset_hand=_reset_hand, random_deal=random_deal, deal_attempt=deal_attempt,
-    bid_fault=_bid_fault, taken_shape=_TAKEN,
+    bid_fault=_bid_fault, trump_fault=_trump_fault, observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args,
+    own_facts=_own_facts, taken_shape=_TAKEN,
 )  # fmt: skip
 init = _GAME.init
+deal = _GAME.deal
+observe = _GAME.observe
+decode = _GAME.decode
 legal_action_mask = _GAME.legal_action_mask
 new_result = _GAME.new_result
 step = _GAME.step

@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from .compiled import BatchKernel, step_chunks
+from .observe import GameObservation
 from .tricks import StepResult, TrickState, clear_hand, common_fields, raise_illegal, random_first_dealer, step_inputs
 
 S = TypeVar("S", bound=TrickState)
@@ -56,6 +57,11 @@ class GameWrappers(Generic[S]):
     random_deal: Callable[..., tuple[np.ndarray, np.ndarray]]  # the module's random_deal
     deal_attempt: Callable[[S], np.ndarray]  # the module's deal_attempt
     bid_fault: Callable[[Any, S, int, int], str | None]  # (cfg, state, g, a) -> why a bid is illegal, or None
+    trump_fault: Callable[[Any, np.ndarray, np.ndarray, np.ndarray], str | None]  # deal's trump check, below
+    observation: GameObservation  # the game's observation (core/observe.py): layout, offsets, decoder
+    obs_kernel: BatchKernel  # (out, seat, each, <the shared arrays>, *obs_args(state), offsets, scales) -> int
+    obs_args: Callable[[S], tuple]  # state -> the observation kernel's game arrays
+    own_facts: Callable[[Any, dict], dict]  # (cfg, a decoded vector's slices) -> the facts only this game has
     taken_shape: tuple[int, ...] = ()  # the trailing shape of state.taken (and of a result's hand_taken)
     reset_hand: Callable[[S, np.ndarray], None] | None = None  # (state, games): the game's own fields, a new hand
 
@@ -75,6 +81,47 @@ class GameWrappers(Generic[S]):
             trump, hands = self.random_deal(cfg, keys, state.hand_no, self.deal_attempt(state))
             self.start_hand(cfg, state, np.arange(keys.shape[0]), trump, hands)
         return state
+
+    def deal(self, cfg: Any, state: S, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
+        """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
+
+        trump: (n,) integers, the hand's trump as the game takes it (Bob's Hat: 0-3, the trump card's index;
+        Oh Hell: the turned card's id); the game's ``trump_fault`` says what is wrong with it. hands:
+        (n, P, N_CARDS) bool, the hand's size in cards per seat, no card twice, only cards of the deck
+        (``cfg.deck_mask``). Raises ValueError naming the first fault (and the game), with nothing changed.
+        """
+        games = np.asarray(games, dtype=np.int64).reshape(-1)
+        trump = np.asarray(trump).reshape(-1)
+        hands = np.asarray(hands, dtype=bool)
+        n = games.shape[0]
+        if hands.shape != (n, cfg.players, self.n_cards):
+            raise ValueError(f"hands must have shape ({n}, {cfg.players}, {self.n_cards}), got {hands.shape}")
+        if trump.shape != (n,) or trump.dtype.kind not in "iu":
+            raise ValueError(f"{self.trump_field} must be one integer per game ({n}), got {trump.dtype} {trump.shape}")
+        if np.any(state.phase[games] != self.deal_phase):
+            g = int(games[np.nonzero(state.phase[games] != self.deal_phase)[0][0]])
+            raise ValueError(f"deal() needs games waiting for a deal (phase 'deal'); game {g} is not")
+        trump = trump.astype(np.int64)
+        why = self.trump_fault(cfg, games, trump, hands)
+        if why is not None:
+            raise ValueError(why)
+        card_str = sys.modules[self.module].card_str
+        outside = hands.any(axis=1) & ~cfg.deck_mask
+        if outside.any():
+            g, card = np.argwhere(outside)[0]
+            raise ValueError(f"game {games[g]}: card {card_str(int(card))} is not in this variant's deck")
+        size = np.asarray(self.hand_sizes(cfg, state.hand_no[games]), dtype=np.int64)
+        counts = hands.sum(axis=2)
+        if np.any(counts != size[:, None]):
+            g, p = np.argwhere(counts != size[:, None])[0]
+            raise ValueError(
+                f"game {games[g]}: seat {p} was dealt {counts[g, p]} cards; hand {state.hand_no[games[g]] + 1} "
+                f"deals {size[g]}"
+            )
+        if np.any(hands.sum(axis=1) > 1):
+            g, card = np.argwhere(hands.sum(axis=1) > 1)[0]
+            raise ValueError(f"game {games[g]}: card {card_str(int(card))} was dealt to two seats")
+        self.start_hand(cfg, state, games, trump, hands)
 
     def start_hand(self, cfg: Any, state: S, idx: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
         """Start the pending hand of games ``idx`` with ``trump`` and ``hands`` (checked by the caller)."""
@@ -113,6 +160,23 @@ class GameWrappers(Generic[S]):
     def raise_illegal(self, cfg: Any, state: S, g: int, a: int, legal: np.ndarray) -> None:
         """Raise :class:`~.tricks.IllegalActionError` for action ``a`` in game ``g``, saying why."""
         raise_illegal(state, g, a, legal, sys.modules[self.module], lambda g, a: self.bid_fault(cfg, state, g, a))
+
+    # -- what a seat sees
+    def observe(
+        self, cfg: Any, state: S, seat: np.ndarray | int | None = None, view: str = "private", out: Any = None
+    ) -> np.ndarray:
+        """(B, D) float32 observations of ``seat`` (default: the seat to act).
+
+        ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
+        a scalar). ``view``: "private" (the observer's hand), "public" (no
+        hand) or "full" (every hand). ``out``, if given, is a preallocated
+        (B, D) float32 buffer to fill (every cell is overwritten) and is returned.
+        """
+        return self.observation.observe(self.obs_kernel, cfg, state, seat, view, out, self.obs_args(state))
+
+    def decode(self, cfg: Any, vec: np.ndarray, view: str = "private") -> dict:
+        """The facts in one observation vector, in plain Python values; seats are relative to the observer."""
+        return self.observation.decode(cfg, vec, view, self.own_facts)
 
     # -- the transition
     def new_result(self, cfg: Any, B: int) -> StepResult:

@@ -160,47 +160,20 @@ def random_deal(
 
 # --------------------------------------------------------------------------
 # Construction
-def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
-    """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
-
-    trump_card: (n,) card ids 0-51, the card turned after the deal.
-    hands: (n, P, 52) bool, ``hand_size`` cards per seat, no card twice and
-    not the trump card, all of them cards of the deck (``cfg.deck_mask``).
-    Raises ValueError naming the fault.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    trump_card = np.asarray(trump_card, dtype=np.int64).reshape(-1)
-    hands = np.asarray(hands, dtype=bool)
-    n = games.shape[0]
-    if hands.shape != (n, cfg.players, N_CARDS):
-        raise ValueError(f"hands must have shape ({n}, {cfg.players}, {N_CARDS}), got {hands.shape}")
-    if trump_card.shape != (n,):
-        raise ValueError(f"trump_card must have one card per game ({n}), got shape {trump_card.shape}")
-    if np.any(state.phase[games] != DEAL):
-        g = int(games[np.nonzero(state.phase[games] != DEAL)[0][0]])
-        raise ValueError(f"deal() needs games waiting for a deal (phase 'deal'); game {g} is not")
+def _trump_fault(cfg: OhHellConfig, games: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> str | None:
+    """What is wrong with a given deal's trump card (``deal``): a card of the deck that no seat was dealt;
+    None when nothing is."""
     if np.any((trump_card < 0) | (trump_card >= N_CARDS)):
-        raise ValueError(f"trump_card must be a card id 0-{N_CARDS - 1}, got {trump_card.tolist()}")
-    outside = (hands.any(axis=1) | (np.arange(N_CARDS) == trump_card[:, None])) & ~cfg.deck_mask
+        return f"trump_card must be a card id 0-{N_CARDS - 1}, got {trump_card.tolist()}"
+    outside = ~cfg.deck_mask[trump_card]
     if outside.any():
-        g, card = np.argwhere(outside)[0]
-        raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} is not in this variant's deck")
-    size = hand_size_for(cfg, state.hand_no[games]).astype(np.int64)
-    counts = hands.sum(axis=2)
-    if np.any(counts != size[:, None]):
-        g, p = np.argwhere(counts != size[:, None])[0]
-        raise ValueError(
-            f"game {games[g]}: seat {p} was dealt {counts[g, p]} cards; hand {state.hand_no[games[g]] + 1} "
-            f"deals {size[g]}"
-        )
-    if np.any(hands.sum(axis=1) > 1):
-        g, card = np.argwhere(hands.sum(axis=1) > 1)[0]
-        raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} was dealt to two seats")
-    in_hand = hands.any(axis=1)[np.arange(n), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
+        g = int(np.nonzero(outside)[0][0])
+        return f"game {games[g]}: card {oh_card_str(int(trump_card[g]))} is not in this variant's deck"
+    in_hand = hands.any(axis=1)[np.arange(games.shape[0]), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
     if in_hand.any():
         g = int(np.nonzero(in_hand)[0][0])
-        raise ValueError(f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat")
-    _GAME.start_hand(cfg, state, games, trump_card, hands)
+        return f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat"
+    return None
 
 
 def _own_fields(cfg: OhHellConfig, B: int) -> dict:
@@ -575,34 +548,17 @@ def _obs_kernel(
     return -1
 
 
-def observe(
-    cfg: OhHellConfig,
-    state: State,
-    seat: np.ndarray | int | None = None,
-    view: str = "private",
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """(B, D) float32 Oh Hell observations of ``seat`` (default: the seat to act).
-
-    Everything but the hands is public in Oh Hell (bids are open), so the
-    public view only drops the observer's hand; the full view adds every
-    seat's hand. ``seat`` and ``out`` are as in :func:`.bobs_hat.observe`.
-    """
-    s = state
-    return _OBS.observe(_obs_kernel, cfg, s, seat, view, out, (s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64))
-
-
-def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one Oh Hell observation vector, in plain Python values.
-
-    Seats are relative to the observer; cards are card ids. A bid is the
-    number of tricks bid, ``None`` before the seat has bid.
-    """
-    return _OBS.decode(cfg, vec, view, _own_facts)
+def _obs_args(s: State) -> tuple:
+    """The observation kernel's Oh Hell arrays. Everything but the hands is public in Oh Hell (bids are
+    open), so the public view only drops the observer's hand."""
+    return s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64
 
 
 def _own_facts(cfg: OhHellConfig, d: dict[str, np.ndarray]) -> dict:
-    """The facts of a decoded vector (its slices ``d``) only Oh Hell has: phase, trump card, hand size, bids."""
+    """The facts of a decoded vector (its slices ``d``) only Oh Hell has: phase, trump card, hand size, bids.
+
+    Cards are card ids. A bid is the number of tricks bid, ``None`` before the seat has bid.
+    """
     phase = onehot_index(d["phase"])
     suit = onehot_index(d["trump_suit"])
     bids = [onehot_index(d["bids"][r]) for r in range(cfg.players)]
@@ -659,9 +615,13 @@ _GAME = GameWrappers(
     module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=BID, deal_phase=DEAL,
     step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
     own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=hand_size_for, trump_field="trump_card",
-    random_deal=random_deal, deal_attempt=deal_attempt, bid_fault=_bid_fault,
+    random_deal=random_deal, deal_attempt=deal_attempt, bid_fault=_bid_fault, trump_fault=_trump_fault,
+    observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args, own_facts=_own_facts,
 )  # fmt: skip
 init = _GAME.init
+deal = _GAME.deal
+observe = _GAME.observe
+decode = _GAME.decode
 legal_action_mask = _GAME.legal_action_mask
 new_result = _GAME.new_result
 step = _GAME.step
