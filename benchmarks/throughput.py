@@ -563,3 +563,69 @@ def bench(
     if json_path:
         write_json(rows, json_path)
     return rows, format_table(rows, notes, settings)
+
+
+# --------------------------------------------------------------------------
+# Two checkouts, interleaved: ``python benchmarks/throughput.py --repo OLD`` measures the engine and the vector
+# env of this checkout and of each ``--repo`` in a fresh interpreter per measurement (PYTHONPATH = that
+# checkout), alternating the order each repetition so that a noisy machine's drift falls on both alike, and
+# prints the medians and each checkout's ratio to this one. Process CPU time on one numba thread: steadier on a
+# shared machine than wall time.
+_CHILD = """
+import json
+from benchmarks.throughput import EngineRunner, Settings, VectorRunner, measure
+s = Settings(reps=1, min_reps=1, min_seconds={seconds}, budget_seconds=0, warmup_seconds=0.3, clock="cpu")
+out = {{}}
+for game in {games!r}:
+    for name, cls in (("engine", EngineRunner), ("vector", VectorRunner)):
+        for b in {batches!r}:
+            out[f"{{game}} {{name}} B={{b}}"] = measure("bobshat", game, name, b, cls(game, b), s).decisions_per_s
+print(json.dumps(out))
+"""
+
+
+def measure_checkout(repo: str, games: Sequence[str], batches: Sequence[int], seconds: float) -> dict[str, float]:
+    """decisions/s per case of checkout ``repo``, measured in a fresh interpreter that imports that checkout."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": repo, "NUMBA_NUM_THREADS": "1"}
+    code = _CHILD.format(games=tuple(games), batches=tuple(batches), seconds=seconds)
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=repo, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"measuring {repo} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare this checkout with ``--repo`` checkouts, interleaved (see the comment above ``_CHILD``)."""
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description="engine and vector env decisions/s of checkouts, interleaved")
+    ap.add_argument("--repo", action="append", default=[], help="another checkout to measure (repeatable)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per checkout (default 3)")
+    ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 1 and 1024)")
+    ap.add_argument("--game", action="append", help="game (repeatable; default bobs_hat and oh_hell)")
+    ap.add_argument("--seconds", type=float, default=1.0, help="least CPU seconds per measurement (default 1)")
+    a = ap.parse_args(argv)
+    if a.reps < 1 or a.seconds <= 0 or any(b < 1 for b in a.batch or ()):
+        ap.error("--reps and --batch must be at least 1 and --seconds positive")
+    here = str(Path(__file__).resolve().parents[1])
+    repos = [here, *(str(Path(r).resolve()) for r in a.repo)]
+    games, batches = a.game or ["bobs_hat", "oh_hell"], a.batch or [1, 1024]
+    got: dict[str, list[dict[str, float]]] = {r: [] for r in repos}
+    for rep in range(a.reps):
+        for repo in repos if rep % 2 == 0 else repos[::-1]:
+            got[repo].append(measure_checkout(repo, games, batches, a.seconds))
+    med = {r: {case: statistics.median(run[case] for run in runs) for case in runs[0]} for r, runs in got.items()}
+    for case in med[here]:
+        cells = "  ".join(f"{med[r][case]:>12,.0f}/s ({med[r][case] / med[here][case]:.3f})" for r in repos)
+        print(f"{case:<28} {cells}")
+    print("columns: " + ", ".join(repos) + "; (ratio to this checkout)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -189,3 +189,15 @@ def test_replicate_ceiling_refuses_bad_flags_before_playing(tmp_path, capsys) ->
         assert exc.value.code == 2 and says in capsys.readouterr().err
     main(["--agents", "strong,simple", "--deals", "3", "--workers", "1", "--json", str(tmp_path / "r.json")])
     assert json.loads((tmp_path / "r.json").read_text())["r"] == 1.0  # deterministic agents: r = 1
+
+
+def test_checkout_comparison_measures_a_checkout_in_a_fresh_interpreter(capsys):
+    """``python benchmarks/throughput.py --repo OLD``'s child: one checkout's cases, positive decisions/s."""
+    here = str(Path(throughput.__file__).resolve().parents[1])
+    got = throughput.measure_checkout(here, ["oh_hell"], [2], seconds=0.01)
+    assert set(got) == {"oh_hell engine B=2", "oh_hell vector B=2"}
+    assert all(v > 0 and math.isfinite(v) for v in got.values())
+    with pytest.raises(SystemExit) as exc:  # argparse refuses before measuring anything
+        throughput.main(["--reps", "0"])
+    assert exc.value.code == 2
+    assert "--reps" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import pytest
 from bobshat_env.core import bobs_hat, rng
 from bobshat_env.core import oh_hell as oh
 from bobshat_env.core.cards import OH_N_CARDS, oh_parse_card
-from bobshat_env.core.config import ConfigError, OhHellConfig
+from bobshat_env.core.config import BobsHatConfig, ConfigError, OhHellConfig
 
 SCORINGS = ("positive", "neutral", "negative")
 STYLES = ("long", "long_inverted", "short_high_low", "short_high", "short_low")
@@ -504,6 +504,26 @@ def test_bad_deals_are_rejected():
     deal("2C", ["AS", "KS", "JS"])
     with pytest.raises(ValueError, match="game 0 is not"):
         deal("2C", ["AS", "KS", "JS"])
+
+
+@pytest.mark.parametrize("module", [bobs_hat, oh])
+def test_a_deal_of_several_games_refuses_one_in_play_and_changes_nothing(module):
+    """deal() of two games, one waiting for its deal and one in play: refused, naming the game in play (the
+    shared check of core/game.py), and neither game changes; a seat dealt a card short is refused too."""
+    cfg = BobsHatConfig(players=3) if module is bobs_hat else OhHellConfig(players=3)
+    state = module.init(cfg, np.array([5, 6], dtype=np.uint64), auto_deal=False)
+    trump, hands = module.random_deal(cfg, state.key, state.hand_no, module.deal_attempt(state))
+    module.deal(cfg, state, np.array([1]), trump[1:], hands[1:])
+    before = {f.name: getattr(state, f.name).copy() for f in fields(state)}
+    with pytest.raises(ValueError, match="game 1 is not"):
+        module.deal(cfg, state, np.array([0, 1]), trump, hands)
+    assert all(np.array_equal(getattr(state, name), value) for name, value in before.items())
+    assert state.phase[0] == module.DEAL and state.phase[1] != module.DEAL
+    short = hands[:1].copy()
+    short[0, 2, np.flatnonzero(short[0, 2])[0]] = False  # seat 2 one card short
+    with pytest.raises(ValueError, match="game 0: seat 2 was dealt"):
+        module.deal(cfg, state, np.array([0]), trump[:1], short)
+    assert state.phase[0] == module.DEAL
 
 
 def test_action_str():

@@ -32,7 +32,6 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -50,8 +49,9 @@ from .cards import (
     bh_hand_size,
     bh_parse_card,
 )
-from .compiled import batch_kernel, step_chunks
+from .compiled import batch_kernel
 from .config import BH_MAX_HANDS, BobsHatConfig
+from .game import GameWrappers
 from .observe import (
     BAD_STATE,
     GameObservation,
@@ -73,20 +73,14 @@ from .tricks import (
     WHY_RENEGE,
     WHY_ROLE,
     StepArrays,
-    StepResult,
     TrickState,
     arrays_type,
     book_hand,
-    clear_hand,
     clear_result,
     close_hand,
-    common_fields,
     deal_shuffled,
     follow_suit_row,
     play_card,
-    raise_illegal,
-    random_first_dealer,
-    step_inputs,
 )
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 
@@ -181,72 +175,43 @@ def random_deal(
 
 # --------------------------------------------------------------------------
 # Construction
-def init(cfg: BobsHatConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
-    """New games, one per key, at the first hand.
+def _trump_fault(cfg: BobsHatConfig, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> str | None:
+    """What is wrong with a given deal's trump (``deal``): 0-2 (blue, red, black) or 3 (none), one of
+    ``cfg.trumps``; None when nothing is."""
+    if np.any((trump < 0) | (trump > BH_NO_TRUMP)):
+        return "trump must be 0-2 (blue, red, black) or 3 (none)"
+    if not np.isin(trump, cfg.trumps).all():
+        bad = int(trump[~np.isin(trump, cfg.trumps)][0])
+        return f"trump {BH_TRUMPS[bad]} is not in this deck of {cfg.suits} suit(s)"
+    return None
 
-    With ``auto_deal`` the first hand is dealt from the key and every later
-    hand too; without it each game waits in phase DEAL for :func:`deal`.
-    """
-    keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
-    B, P = keys.shape[0], cfg.players
-    state = State(
-        **common_fields(keys, P, N_CARDS, random_first_dealer(cfg, keys), DEAL),
+
+def _own_fields(cfg: BobsHatConfig, B: int) -> dict:
+    """Bob's Hat's own :class:`State` fields of B new games."""
+    return dict(
         attempt=np.zeros(B, dtype=np.int16),
         trump=np.zeros(B, dtype=np.int8),
         hat_value=np.zeros(B, dtype=np.int8),
         hat_holder=np.full(B, -1, dtype=np.int8),
-        no_bid_used=np.zeros((B, P), dtype=bool),
-        taken=np.zeros((B, P, 3), dtype=np.int8),
+        no_bid_used=np.zeros((B, cfg.players), dtype=bool),
+        taken=np.zeros((B, cfg.players, 3), dtype=np.int8),
         hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int64),
     )
-    if auto_deal:
-        idx = np.arange(B)
-        trump, hands = random_deal(cfg, keys, state.hand_no, state.attempt)
-        _start_hand(cfg, state, idx, trump, hands)
-    return state
 
 
-def deal(cfg: BobsHatConfig, state: State, games: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
-    """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
-
-    trump: (n,) 0-2 or 3 (none), one of ``cfg.trumps``. hands: (n, P, 60) bool,
-    ``cfg.hand_sizes[hand_no]`` cards per player, no card twice, only cards of the deck
-    (``cfg.deck_mask``). Raises ValueError naming the fault.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    trump = np.asarray(trump, dtype=np.int8).reshape(-1)
-    hands = np.asarray(hands, dtype=bool)
-    if hands.shape != (games.shape[0], cfg.players, N_CARDS):
-        raise ValueError(f"hands must have shape ({games.shape[0]}, {cfg.players}, {N_CARDS}), got {hands.shape}")
-    if np.any(state.phase[games] != DEAL):
-        raise ValueError("deal() needs games waiting for a deal (phase 'deal')")
-    if np.any((trump < 0) | (trump > BH_NO_TRUMP)):
-        raise ValueError("trump must be 0-2 (blue, red, black) or 3 (none)")
-    if not np.isin(trump, cfg.trumps).all():
-        bad = int(trump[~np.isin(trump, cfg.trumps)][0])
-        raise ValueError(f"trump {BH_TRUMPS[bad]} is not in this deck of {cfg.suits} suit(s)")
-    outside = hands.any(axis=(0, 1)) & ~cfg.deck_mask
-    if outside.any():
-        raise ValueError(f"card {bh_card_str(int(np.flatnonzero(outside)[0]))} is not in this variant's deck")
-    size = bh_hand_size(state.hand_no[games].astype(np.int64), cfg.hand_size_base)
-    counts = hands.sum(axis=2)
-    if np.any(counts != size[:, None]):
-        g, p = np.argwhere(counts != size[:, None])[0]
-        raise ValueError(f"seat {p} was dealt {counts[g, p]} cards; hand {state.hand_no[games[g]] + 1} deals {size[g]}")
-    if np.any(hands.sum(axis=1) > 1):
-        card = int(np.argwhere(hands.sum(axis=1) > 1)[0, 1])
-        raise ValueError(f"card {bh_card_str(card)} was dealt to two seats")
-    _start_hand(cfg, state, games, trump, hands)
+def _first_to_act(cfg: BobsHatConfig, dealer: np.ndarray) -> np.ndarray:
+    """The dealer chooses the hat first, bids first and leads the first trick."""
+    return dealer
 
 
-def _start_hand(cfg: BobsHatConfig, state: State, idx: np.ndarray, trump: np.ndarray, hands: np.ndarray) -> None:
-    # The dealer chooses the hat first, bids first and leads the first trick.
-    clear_hand(state, idx, hands, HAT, state.dealer[idx])
-    state.hand_size[idx] = bh_hand_size(state.hand_no[idx].astype(np.int64), cfg.hand_size_base)
-    state.trump[idx] = trump
+def _hand_sizes_of(cfg: BobsHatConfig, hand_no: np.ndarray) -> np.ndarray:
+    return bh_hand_size(hand_no.astype(np.int64), cfg.hand_size_base)
+
+
+def _reset_hand(state: State, idx: np.ndarray) -> None:
+    """A new hand's hat: no value chosen yet, in the centre."""
     state.hat_value[idx] = 0
     state.hat_holder[idx] = -1
-    state.taken[idx] = 0
 
 
 # --------------------------------------------------------------------------
@@ -273,35 +238,21 @@ def _mask_kernel(
             mask[g, BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
 
 
-def legal_action_mask(cfg: BobsHatConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
-    """(B, 86) bool: the legal actions of the player to act in each game.
-
-    All False in a finished game or one waiting for a deal. ``out``: a
-    (B, 86) bool buffer to fill instead of a new array. A small variant with
-    fewer suits offers no most bid of a suit outside its deck (its bid card
-    is not on the table, as its trump card is not).
-    """
-    if out is None:
-        out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
-    s = state
-    kernel = _mask_kernel.on(state.batch_size)
-    kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, cfg.suits, out)
-    return out
+def _mask_args(cfg: BobsHatConfig, s: State) -> tuple:
+    """The mask kernel's Bob's Hat arguments. A small variant with fewer suits offers no most bid of a suit
+    outside its deck (its bid card is not on the table, as its trump card is not)."""
+    return s.no_bid_used, cfg.no_bid, cfg.double_fewest, cfg.suits
 
 
-def _raise_illegal(cfg: BobsHatConfig, state: State, g: int, a: int, legal: np.ndarray) -> None:
-    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
-
-    def bid_fault(g: int, a: int) -> str | None:
-        if not BID_BASE <= a < N_ACTIONS:
-            return None
-        if a == BID_BASE:
-            return "the no-bid option is off or already used by this seat"
-        if (a - BID_BASE) % 8 >> cfg.suits:
-            return f"this deck has {cfg.suits} suit(s): no most bid of {', '.join(BID_NAMES[cfg.suits :])}"
-        return "double fewest needs the double_fewest option"
-
-    raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
+def _bid_fault(cfg: BobsHatConfig, state: State, g: int, a: int) -> str | None:
+    """Why bid action ``a`` is illegal in game ``g`` (None: ``a`` is no bid)."""
+    if not BID_BASE <= a < N_ACTIONS:
+        return None
+    if a == BID_BASE:
+        return "the no-bid option is off or already used by this seat"
+    if (a - BID_BASE) % 8 >> cfg.suits:
+        return f"this deck has {cfg.suits} suit(s): no most bid of {', '.join(BID_NAMES[cfg.suits :])}"
+    return "double fewest needs the double_fewest option"
 
 
 def suit_name(s: int) -> str:
@@ -514,49 +465,8 @@ def _step_kernel(
 _TAKEN = (3,)  # the trailing shape of state.taken (and of a result's hand_taken): cards by suit
 
 
-def new_result(cfg: BobsHatConfig, B: int) -> StepResult:
-    """A :class:`StepResult` for B games, for :func:`step` to fill (and a one-game loop to reuse)."""
-    return StepResult.uninitialized(B, cfg.players, _TAKEN)
-
-
-def step(
-    cfg: BobsHatConfig,
-    state: State,
-    actions: np.ndarray,
-    active: np.ndarray | None = None,
-    auto_deal: bool = True,
-    legal: np.ndarray | None = None,
-    result: StepResult | None = None,
-) -> StepResult:
-    """Apply one action per game, in place, and report what happened.
-
-    actions: (B,) action ids. active: (B,) bool, the games to step (default
-    all); the others are left untouched and their action is ignored, which is
-    how finished games ride along in a batch. Every active action is checked
-    first: an illegal one raises :class:`IllegalActionError` naming the game,
-    seat and reason, and nothing is changed. In renege mode a card that
-    breaks follow suit is not an error: it applies the renege rule.
-    With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
-    ``legal``: this state's :func:`legal_action_mask`, when the caller has it
-    already (saves computing it twice per step). ``result``: a
-    :class:`StepResult` of this batch's shape to overwrite and return instead
-    of a new one (what a one-game loop reuses).
-    """
-    B = state.batch_size
-    actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
-    if legal is None:
-        legal = legal_action_mask(cfg, state)
-    res = new_result(cfg, B) if result is None else result.checked(B, cfg.players, _TAKEN)
-    args = (cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode, cfg.hand_size_base)
-    kernel, chunks = step_chunks(_step_kernel, B)
-    new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
-    if new_hands < 0:
-        _raise_illegal(cfg, state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
-    if new_hands and auto_deal:
-        pending = np.flatnonzero(res.new_hand)
-        trump, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], state.attempt[pending])
-        _start_hand(cfg, state, pending, trump, hands)
-    return res
+def _step_args(cfg: BobsHatConfig) -> tuple:
+    return cfg.players, cfg.hands, cfg.negative_scoring, cfg.renege_mode, cfg.hand_size_base
 
 
 # --------------------------------------------------------------------------
@@ -752,36 +662,18 @@ def _obs_kernel(
     return -1
 
 
-def observe(
-    cfg: BobsHatConfig,
-    state: State,
-    seat: np.ndarray | int | None = None,
-    view: str = "private",
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """(B, D) float32 observations of ``seat`` (default: the seat to act).
-
-    ``seat`` is one seat per game (B,), or one seat for all games ((1,) or
-    a scalar). Secret bidding hides the other seats' bids until everybody
-    has bid. ``out``, if given, is a preallocated (B, D) float32 buffer to
-    fill (every cell is overwritten) and is returned.
-    """
-    s = state
-    game_args = (s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder, _BID_FEATURES)
-    return _OBS.observe(_obs_kernel, cfg, state, seat, view, out, game_args)
-
-
-def decode(cfg: BobsHatConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one Bob's Hat observation vector, in plain Python values.
-
-    Seats are relative to the observer. A bid is a list of bid-card names
-    (docs/records.md), ``None`` before the seat has bid, ``"hidden"`` when secret.
-    """
-    return _OBS.decode(cfg, vec, view, _own_facts)
+def _obs_args(s: State) -> tuple:
+    """The observation kernel's Bob's Hat arrays. Secret bidding hides the other seats' bids until everybody
+    has bid (the kernel's ``hide``)."""
+    return s.bids, s.n_bids, s.phase, s.no_bid_used, s.hat_value, s.trump, s.hat_holder, _BID_FEATURES
 
 
 def _own_facts(cfg: BobsHatConfig, d: dict[str, np.ndarray]) -> dict:
-    """The facts of a decoded vector (its slices ``d``) only Bob's Hat has: phase, trump, hat, bids."""
+    """The facts of a decoded vector (its slices ``d``) only Bob's Hat has: phase, trump, hat, bids.
+
+    A bid is a list of bid-card names (docs/records.md), ``None`` before the
+    seat has bid, ``"hidden"`` when secret.
+    """
     bids: list = []
     for r in range(cfg.players):
         row = d["bids"][r]
@@ -861,13 +753,21 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
     return np.concatenate([cards, [HAT_PLUS, HAT_MINUS], BID_BASE + bids])
 
 
-def restart_hand(cfg: BobsHatConfig, state: State, games: np.ndarray, hands: np.ndarray) -> None:
-    """Start the current hand of ``games`` again from its deal, with ``hands`` (n, P, 60) and the same trump.
-
-    What a search needs to replay a hand's public actions in a sampled world
-    (:mod:`agents.search`): the state as it was before the hat choice, the
-    scores and the hand number as they are. No checks: the caller gives
-    hands of the hand's size.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    _start_hand(cfg, state, games, state.trump[games].copy(), np.asarray(hands, dtype=bool))
+# --------------------------------------------------------------------------
+# The wrappers every game shares (core/game.py), bound to Bob's Hat's kernels and hooks.
+_GAME = GameWrappers(
+    module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=HAT, deal_phase=DEAL,
+    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
+    own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=_hand_sizes_of, trump_field="trump",
+    reset_hand=_reset_hand, random_deal=random_deal, deal_attempt=deal_attempt,
+    bid_fault=_bid_fault, trump_fault=_trump_fault, observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args,
+    own_facts=_own_facts, taken_shape=_TAKEN,
+)  # fmt: skip
+init = _GAME.init
+deal = _GAME.deal
+observe = _GAME.observe
+decode = _GAME.decode
+legal_action_mask = _GAME.legal_action_mask
+new_result = _GAME.new_result
+step = _GAME.step
+restart_hand = _GAME.restart_hand

@@ -10,7 +10,9 @@ checks one at run time, name by name and kind by kind, which
 ``tests/test_contract.py`` runs for every game.
 
 Adding a game: write ``core/<name>.py`` with every name below (the two games
-here are the worked examples), then its description in :mod:`bobshat_env.games`.
+here are the worked examples; the batched wrappers, ``init`` to ``decode``,
+are :mod:`.game`'s ``GameWrappers`` bound to the game's kernels and hooks),
+then its description in :mod:`bobshat_env.games`.
 """
 
 from __future__ import annotations

@@ -37,7 +37,6 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -46,8 +45,9 @@ from numba import njit, prange
 
 from . import rng
 from .cards import OH_HELL_DECK, OH_N_CARDS, OH_SUIT_CHARS, oh_card_str, oh_parse_card
-from .compiled import batch_kernel, step_chunks
+from .compiled import batch_kernel
 from .config import OH_SCORINGS, OhHellConfig
+from .game import GameWrappers
 from .observe import (
     BAD_STATE,
     GameObservation,
@@ -65,20 +65,14 @@ from .tricks import (
     WHY_MADE,
     WHY_MISSED,
     StepArrays,
-    StepResult,
     TrickState,
     arrays_type,
     book_hand,
-    clear_hand,
     clear_result,
     close_hand,
-    common_fields,
     deal_shuffled,
     follow_suit_row,
     play_card,
-    raise_illegal,
-    random_first_dealer,
-    step_inputs,
 )
 from .tricks import IllegalActionError as IllegalActionError  # re-exported: step() raises it
 
@@ -166,78 +160,34 @@ def random_deal(
 
 # --------------------------------------------------------------------------
 # Construction
-def init(cfg: OhHellConfig, keys: np.ndarray, auto_deal: bool = True) -> State:
-    """New games, one per key, at the first hand.
-
-    With ``auto_deal`` the first hand is dealt from the key and every later
-    hand too; without it each game waits in phase DEAL for :func:`deal`.
-    """
-    keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
-    B, P = keys.shape[0], cfg.players
-    first = random_first_dealer(cfg, keys)
-    state = State(
-        **common_fields(keys, P, N_CARDS, first, DEAL),
-        hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int8),
-        trump_card=np.full(B, -1, dtype=np.int8),
-        taken=np.zeros((B, P), dtype=np.int8),
-    )
-    state.cur[:] = state.leader[:] = (first + 1) % P  # the dealer's left bids and leads first
-    if auto_deal:
-        trump_card, hands = random_deal(cfg, keys, state.hand_no, deal_attempt(state))
-        _start_hand(cfg, state, np.arange(B), trump_card, hands)
-    return state
-
-
-def deal(cfg: OhHellConfig, state: State, games: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
-    """Start the pending hand of ``games`` (all in phase DEAL) with a given deal.
-
-    trump_card: (n,) card ids 0-51, the card turned after the deal.
-    hands: (n, P, 52) bool, ``hand_size`` cards per seat, no card twice and
-    not the trump card, all of them cards of the deck (``cfg.deck_mask``).
-    Raises ValueError naming the fault.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    trump_card = np.asarray(trump_card, dtype=np.int64).reshape(-1)
-    hands = np.asarray(hands, dtype=bool)
-    n = games.shape[0]
-    if hands.shape != (n, cfg.players, N_CARDS):
-        raise ValueError(f"hands must have shape ({n}, {cfg.players}, {N_CARDS}), got {hands.shape}")
-    if trump_card.shape != (n,):
-        raise ValueError(f"trump_card must have one card per game ({n}), got shape {trump_card.shape}")
-    if np.any(state.phase[games] != DEAL):
-        g = int(games[np.nonzero(state.phase[games] != DEAL)[0][0]])
-        raise ValueError(f"deal() needs games waiting for a deal (phase 'deal'); game {g} is not")
+def _trump_fault(cfg: OhHellConfig, games: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> str | None:
+    """What is wrong with a given deal's trump card (``deal``): a card of the deck that no seat was dealt;
+    None when nothing is."""
     if np.any((trump_card < 0) | (trump_card >= N_CARDS)):
-        raise ValueError(f"trump_card must be a card id 0-{N_CARDS - 1}, got {trump_card.tolist()}")
-    outside = (hands.any(axis=1) | (np.arange(N_CARDS) == trump_card[:, None])) & ~cfg.deck_mask
+        return f"trump_card must be a card id 0-{N_CARDS - 1}, got {trump_card.tolist()}"
+    outside = ~cfg.deck_mask[trump_card]
     if outside.any():
-        g, card = np.argwhere(outside)[0]
-        raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} is not in this variant's deck")
-    size = hand_size_for(cfg, state.hand_no[games]).astype(np.int64)
-    counts = hands.sum(axis=2)
-    if np.any(counts != size[:, None]):
-        g, p = np.argwhere(counts != size[:, None])[0]
-        raise ValueError(
-            f"game {games[g]}: seat {p} was dealt {counts[g, p]} cards; hand {state.hand_no[games[g]] + 1} "
-            f"deals {size[g]}"
-        )
-    if np.any(hands.sum(axis=1) > 1):
-        g, card = np.argwhere(hands.sum(axis=1) > 1)[0]
-        raise ValueError(f"game {games[g]}: card {oh_card_str(int(card))} was dealt to two seats")
-    in_hand = hands.any(axis=1)[np.arange(n), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
+        g = int(np.nonzero(outside)[0][0])
+        return f"game {games[g]}: card {oh_card_str(int(trump_card[g]))} is not in this variant's deck"
+    in_hand = hands.any(axis=1)[np.arange(games.shape[0]), trump_card]  # type: ignore[index, unused-ignore]  # NumPy stubs: maybe a scalar
     if in_hand.any():
         g = int(np.nonzero(in_hand)[0][0])
-        raise ValueError(f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat")
-    _start_hand(cfg, state, games, trump_card, hands)
+        return f"game {games[g]}: the trump card {oh_card_str(int(trump_card[g]))} was also dealt to a seat"
+    return None
 
 
-def _start_hand(cfg: OhHellConfig, state: State, idx: np.ndarray, trump_card: np.ndarray, hands: np.ndarray) -> None:
-    # The dealer's left bids first and leads the first trick.
-    first = ((state.dealer[idx].astype(np.int64) + 1) % cfg.players).astype(np.int8)
-    clear_hand(state, idx, hands, BID, first)
-    state.hand_size[idx] = hand_size_for(cfg, state.hand_no[idx])
-    state.trump_card[idx] = trump_card
-    state.taken[idx] = 0
+def _own_fields(cfg: OhHellConfig, B: int) -> dict:
+    """Oh Hell's own :class:`State` fields of B new games."""
+    return dict(
+        hand_size=np.full(B, cfg.hand_sizes[0], dtype=np.int8),
+        trump_card=np.full(B, -1, dtype=np.int8),
+        taken=np.zeros((B, cfg.players), dtype=np.int8),
+    )
+
+
+def _first_to_act(cfg: OhHellConfig, dealer: np.ndarray) -> np.ndarray:
+    """The dealer's left bids first and leads the first trick."""
+    return ((dealer.astype(np.int64) + 1) % cfg.players).astype(np.int8)
 
 
 # --------------------------------------------------------------------------
@@ -295,31 +245,18 @@ def _mask_kernel(
                 mask[g, BID_BASE + bid] = bid != hook
 
 
-def legal_action_mask(cfg: OhHellConfig, state: State, out: np.ndarray | None = None) -> np.ndarray:
-    """(B, 63) bool: the legal actions of the player to act in each game.
-
-    All False in a finished game or one waiting for a deal. ``out``: a
-    (B, 63) bool buffer to fill instead of a new array.
-    """
-    if out is None:
-        out = np.empty((state.batch_size, N_ACTIONS), dtype=bool)
-    s = state
-    _mask_kernel.on(state.batch_size)(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
-    return out
+def _mask_args(cfg: OhHellConfig, s: State) -> tuple:
+    return s.bids, s.n_bids, s.hand_size
 
 
-def _raise_illegal(state: State, g: int, a: int, legal: np.ndarray) -> None:
-    """Raise :class:`IllegalActionError` for action ``a`` in game ``g``, saying why."""
-
-    def bid_fault(g: int, a: int) -> str | None:
-        if not BID_BASE <= a < N_ACTIONS:
-            return None
-        bid, size = a - BID_BASE, int(state.hand_size[g])
-        if bid > size:
-            return f"a bid is 0 to the hand size {size}"
-        return f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
-
-    raise_illegal(state, g, a, legal, sys.modules[__name__], bid_fault)
+def _bid_fault(cfg: OhHellConfig, state: State, g: int, a: int) -> str | None:
+    """Why bid action ``a`` is illegal in game ``g`` (None: ``a`` is no bid)."""
+    if not BID_BASE <= a < N_ACTIONS:
+        return None
+    bid, size = a - BID_BASE, int(state.hand_size[g])
+    if bid > size:
+        return f"a bid is 0 to the hand size {size}"
+    return f"hook rule: the dealer may not bid {bid}, which would make the bids add up to {size}"
 
 
 def suit_name(s: int) -> str:
@@ -450,48 +387,8 @@ def _step_kernel(
     return new_hands
 
 
-def new_result(cfg: OhHellConfig, B: int) -> StepResult:
-    """A :class:`StepResult` for B games, for :func:`step` to fill (and a one-game loop to reuse)."""
-    return StepResult.uninitialized(B, cfg.players)
-
-
-def step(
-    cfg: OhHellConfig,
-    state: State,
-    actions: np.ndarray,
-    active: np.ndarray | None = None,
-    auto_deal: bool = True,
-    legal: np.ndarray | None = None,
-    result: StepResult | None = None,
-) -> StepResult:
-    """Apply one action per game, in place, and report what happened.
-
-    actions: (B,) action ids. active: (B,) bool, the games to step (default
-    all); the others are left untouched and their action is ignored, which is
-    how finished games ride along in a batch. Every active action is checked
-    first: an illegal one raises :class:`IllegalActionError` naming the game,
-    seat and reason, and nothing is changed.
-    With ``auto_deal`` False, a new hand waits in phase DEAL for :func:`deal`.
-    ``legal``: this state's :func:`legal_action_mask`, when the caller has it
-    already (saves computing it twice per step). ``result``: a
-    :class:`StepResult` of this batch's shape to overwrite and return instead
-    of a new one (what a one-game loop reuses).
-    """
-    B = state.batch_size
-    actions, active = step_inputs(B, actions, active, legal, N_ACTIONS)
-    if legal is None:
-        legal = legal_action_mask(cfg, state)
-    res = new_result(cfg, B) if result is None else result.checked(B, cfg.players)
-    args = (cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring))
-    kernel, chunks = step_chunks(_step_kernel, B)
-    new_hands = kernel(state.arrays(), res.arrays(), actions, active, legal, chunks, *args)
-    if new_hands < 0:
-        _raise_illegal(state, -1 - new_hands, int(actions[-1 - new_hands]), legal)
-    if new_hands and auto_deal:
-        pending = np.flatnonzero(res.new_hand)
-        trump_card, hands = random_deal(cfg, state.key[pending], state.hand_no[pending], deal_attempt(state)[pending])
-        _start_hand(cfg, state, pending, trump_card, hands)
-    return res
+def _step_args(cfg: OhHellConfig) -> tuple:
+    return cfg.players, _hand_sizes(cfg), OH_SCORINGS.index(cfg.scoring)
 
 
 # --------------------------------------------------------------------------
@@ -651,34 +548,17 @@ def _obs_kernel(
     return -1
 
 
-def observe(
-    cfg: OhHellConfig,
-    state: State,
-    seat: np.ndarray | int | None = None,
-    view: str = "private",
-    out: np.ndarray | None = None,
-) -> np.ndarray:
-    """(B, D) float32 Oh Hell observations of ``seat`` (default: the seat to act).
-
-    Everything but the hands is public in Oh Hell (bids are open), so the
-    public view only drops the observer's hand; the full view adds every
-    seat's hand. ``seat`` and ``out`` are as in :func:`.bobs_hat.observe`.
-    """
-    s = state
-    return _OBS.observe(_obs_kernel, cfg, s, seat, view, out, (s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64))
-
-
-def decode(cfg: OhHellConfig, vec: np.ndarray, view: str = "private") -> dict:
-    """The facts in one Oh Hell observation vector, in plain Python values.
-
-    Seats are relative to the observer; cards are card ids. A bid is the
-    number of tricks bid, ``None`` before the seat has bid.
-    """
-    return _OBS.decode(cfg, vec, view, _own_facts)
+def _obs_args(s: State) -> tuple:
+    """The observation kernel's Oh Hell arrays. Everything but the hands is public in Oh Hell (bids are
+    open), so the public view only drops the observer's hand."""
+    return s.bids, s.phase, s.trump_card, s.hand_size, _SUIT_OF64
 
 
 def _own_facts(cfg: OhHellConfig, d: dict[str, np.ndarray]) -> dict:
-    """The facts of a decoded vector (its slices ``d``) only Oh Hell has: phase, trump card, hand size, bids."""
+    """The facts of a decoded vector (its slices ``d``) only Oh Hell has: phase, trump card, hand size, bids.
+
+    Cards are card ids. A bid is the number of tricks bid, ``None`` before the seat has bid.
+    """
     phase = onehot_index(d["phase"])
     suit = onehot_index(d["trump_suit"])
     bids = [onehot_index(d["bids"][r]) for r in range(cfg.players)]
@@ -729,13 +609,20 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
     return np.concatenate([cards, np.arange(N_CARDS, N_ACTIONS)])
 
 
-def restart_hand(cfg: OhHellConfig, state: State, games: np.ndarray, hands: np.ndarray) -> None:
-    """Start the current hand of ``games`` again from its deal, with ``hands`` (n, P, 52) and the same trump card.
-
-    What a search needs to replay a hand's public actions in a sampled world
-    (:mod:`agents.search`): the state as it was before the first bid, the
-    scores and the hand number as they are. No checks: the caller gives
-    hands of the hand's size.
-    """
-    games = np.asarray(games, dtype=np.int64).reshape(-1)
-    _start_hand(cfg, state, games, state.trump_card[games].copy(), np.asarray(hands, dtype=bool))
+# --------------------------------------------------------------------------
+# The wrappers every game shares (core/game.py), bound to Oh Hell's kernels and hooks.
+_GAME = GameWrappers(
+    module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=BID, deal_phase=DEAL,
+    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
+    own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=hand_size_for, trump_field="trump_card",
+    random_deal=random_deal, deal_attempt=deal_attempt, bid_fault=_bid_fault, trump_fault=_trump_fault,
+    observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args, own_facts=_own_facts,
+)  # fmt: skip
+init = _GAME.init
+deal = _GAME.deal
+observe = _GAME.observe
+decode = _GAME.decode
+legal_action_mask = _GAME.legal_action_mask
+new_result = _GAME.new_result
+step = _GAME.step
+restart_hand = _GAME.restart_hand
