@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from bobshat_env.games import Game
 
 METHODS = ("none", "policy", "learned")
+CHOICES = ("auto", *METHODS)  # an agent's option: auto is learned where the policy has a card network, else none
 SCOPES = ("bids", "all")  # policy inference: the hat choice and the bids only, or every action of the hand
 MIN_PROB = 1e-3  # floor of an observed action's probability in the likelihood: one surprise does not rule a world out
 NOBODY = 0  # the holder class of a card no seat holds (out of play, not dealt)
@@ -274,6 +275,42 @@ def load_card_net(path: str | Path, game: Game, fits_only: bool = False) -> Card
         raise CheckpointError(f"{where} does not hold a card-location network of its metadata's sizes") from err
     net.eval()
     return net
+
+
+def check_inference(agent: str, inference: str, cards: str) -> None:
+    """ValueError naming the ``agent`` (``search``, ``puct``) if its ``inference`` option is none of
+    :data:`CHOICES`, or ``cards`` is given for a method that reads no network; reads no file."""
+    if inference not in CHOICES:
+        raise ValueError(f"unknown {agent} inference {inference!r}; choose one of {', '.join(CHOICES)}")
+    if cards and inference not in ("auto", "learned"):
+        raise ValueError(f"{agent} option cards names the network of inference=learned; add inference=learned")
+
+
+def resolve_inference(
+    agent: str, inference: str, cards: str, policy: str | Path | None, game: Game
+) -> tuple[str, CardNet | None]:
+    """(method, card network) of an agent's ``inference`` option, checked by :func:`check_inference`.
+
+    ``auto`` is ``learned`` where a card-location network of this table sits beside the policy (or at
+    ``cards``), else ``none``; ``learned`` needs the network (``cards``, default the policy's
+    :func:`cards_path`) and names the file when it is missing or made for another table."""
+    if inference == "auto":
+        where = cards or (str(cards_path(policy)) if policy else "")
+        card_net = load_card_net(where, game, fits_only=True) if where and Path(where).is_file() else None
+        if cards and card_net is None:
+            card_net = load_card_net(cards, game)  # (the error: a named network is for another table)
+        return ("learned" if card_net is not None else "none"), card_net
+    if inference == "learned":
+        if not cards and not policy:
+            raise ValueError(f"{agent} option inference=learned needs cards=PATH (a card-location network)")
+        where = cards or str(cards_path(policy or ""))
+        try:
+            return "learned", load_card_net(where, game)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"inference=learned: no card-location network at {where!r} (bobshat infer --train writes one)"
+            ) from None
+    return inference, None
 
 
 def deal_from_marginals(

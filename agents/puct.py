@@ -99,20 +99,19 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
 
-from .inference import METHODS, WorldSampler, cards_path, load_card_net
+from .inference import CHOICES, WorldSampler, check_inference, resolve_inference
 from .ppo_agent import PolicyNet, load_policy, masked_logits
 
 if TYPE_CHECKING:
     from bobshat_env.games import Game
 
 LEAVES = ("value", "playout")
-INFERENCES = ("auto", *METHODS)
+INFERENCES = CHOICES
 VIRTUAL_LOSS = 0.1  # the reward (a fraction of the hand's score range) a simulation in flight lends its path
 __all__ = ["LEAVES", "VIRTUAL_LOSS", "PUCTAgent", "Tree", "make_puct_agent", "puct_scores", "world_of"]
 
@@ -254,31 +253,12 @@ class PUCTAgent:
             raise ValueError(f"puct option bids must be true or false, got {bids!r}")
         if leaf not in LEAVES:
             raise ValueError(f"unknown puct leaf {leaf!r}; choose one of {', '.join(LEAVES)}")
-        if inference not in INFERENCES:
-            raise ValueError(f"unknown puct inference {inference!r}; choose one of {', '.join(INFERENCES)}")
-        if cards and inference not in ("auto", "learned"):
-            raise ValueError("puct option cards names the network of inference=learned; add inference=learned")
+        check_inference("puct", inference, cards)
         if net is None:  # (after the options are checked: a bad option costs no file read)
             if not policy:
                 raise ValueError("the 'puct' agent needs a trained policy: puct:policy=PATH")
             net, _ = load_policy(str(policy), game)
-        method, card_net = inference, None
-        if method == "auto":  # learned where the policy has a network of this table beside it, else uniform
-            where = cards or (str(cards_path(policy)) if policy else "")
-            card_net = load_card_net(where, game, fits_only=True) if where and Path(where).is_file() else None
-            if cards and card_net is None:
-                card_net = load_card_net(cards, game)  # (the error: a named network is for another table)
-            method = "learned" if card_net is not None else "none"
-        elif method == "learned":
-            if not cards and not policy:
-                raise ValueError("puct option inference=learned needs cards=PATH (a card-location network)")
-            where = cards or str(cards_path(policy))
-            try:
-                card_net = load_card_net(where, game)
-            except FileNotFoundError:
-                raise FileNotFoundError(
-                    f"inference=learned: no card-location network at {where!r} (bobshat infer --train writes one)"
-                ) from None
+        method, card_net = resolve_inference("puct", inference, cards, policy, game)
         self.game, self.cfg, self.net = game, game.config, net
         self.sims, self.c_puct, self.worlds, self.parallel = sims, float(c_puct), worlds, parallel
         self.ms, self.leaf, self.bids, self.batch = float(ms), leaf, bids, batch

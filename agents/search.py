@@ -89,13 +89,12 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from .inference import METHODS, MIN_PROB, WorldSampler, cards_path, load_card_net
+from .inference import CHOICES, METHODS, MIN_PROB, WorldSampler, check_inference, resolve_inference
 from .ppo_agent import PolicyNet, load_policy, masked_logits, sample_actions
 
 if TYPE_CHECKING:
@@ -103,7 +102,7 @@ if TYPE_CHECKING:
 
 PLAYOUTS = ("greedy", "sample")
 BELIEFS = ("none", "bids", "all")  # the older spelling of policy inference: belief=all is inference=policy
-INFERENCES = ("auto", *METHODS)  # auto: learned where the policy has a card-location network, else none
+INFERENCES = CHOICES  # auto: learned where the policy has a card-location network, else none
 __all__ = ["BELIEFS", "INFERENCES", "METHODS", "MIN_PROB", "PLAYOUTS", "PolicySearchAgent", "make_search_agent"]
 
 
@@ -153,36 +152,18 @@ class PolicySearchAgent:
             raise ValueError(f"unknown search playout {playout!r}; choose one of {', '.join(PLAYOUTS)}")
         if belief not in BELIEFS:
             raise ValueError(f"unknown search belief {belief!r}; choose one of {', '.join(BELIEFS)}")
-        if inference not in INFERENCES:
-            raise ValueError(f"unknown search inference {inference!r}; choose one of {', '.join(INFERENCES)}")
+        check_inference("search", inference, "")  # the method first, then what goes with it
         if belief != "none" and inference not in ("none", "policy"):
             raise ValueError(
                 f"search option belief={belief} is policy inference; it cannot go with inference={inference}"
             )
-        if cards and inference not in ("auto", "learned"):
-            raise ValueError("search option cards names the network of inference=learned; add inference=learned")
+        check_inference("search", inference, cards)
         method = "policy" if belief != "none" else inference
         if net is None:  # (after the options are checked: a bad option costs no file read)
             if not policy:
                 raise ValueError("the 'search' agent needs a trained policy: search:policy=PATH")
             net, _ = load_policy(str(policy), game)
-        card_net = None
-        if method == "auto":  # learned where the policy has a network of this table beside it, else uniform
-            where = cards or (str(cards_path(policy)) if policy else "")
-            card_net = load_card_net(where, game, fits_only=True) if where and Path(where).is_file() else None
-            if cards and card_net is None:
-                card_net = load_card_net(cards, game)  # (the error: a named network is for another table)
-            method = "learned" if card_net is not None else "none"
-        elif method == "learned":
-            if not cards and not policy:
-                raise ValueError("search option inference=learned needs cards=PATH (a card-location network)")
-            where = cards or str(cards_path(policy))
-            try:
-                card_net = load_card_net(where, game)
-            except FileNotFoundError:
-                raise FileNotFoundError(
-                    f"inference=learned: no card-location network at {where!r} (bobshat infer --train writes one)"
-                ) from None
+        method, card_net = resolve_inference("search", method, cards, policy, game)
         self.game = game
         self.cfg = game.config
         self.net = net

@@ -199,6 +199,19 @@ def test_auto_is_learned_where_the_policy_has_a_network_of_its_table():
     assert make_agent(spec, three).sampler.method == "none"
 
 
+def test_auto_skips_a_network_of_another_table_beside_the_policy(tmp_path):
+    """A copied policy with another table's card network beside it: auto plays uniform worlds, no error
+    (an explicit cards=PATH of another table is one, in test_search_inference_options_are_clear_errors)."""
+    import shutil
+
+    for suffix in (".pt", ".pt.json"):
+        shutil.copy(ROOT / "checkpoints" / f"oh_hell_4p{suffix}", tmp_path / f"p{suffix}")
+    for suffix in (".cards", ".cards.json"):
+        shutil.copy(ROOT / "checkpoints" / f"bobs_hat_4p{suffix}", tmp_path / f"p{suffix}")
+    agent = make_agent(f"search:policy={tmp_path / 'p.pt'},inference=auto", make_game("oh_hell", players=4))
+    assert agent.sampler.method == "none"
+
+
 @pytest.mark.parametrize("name", ["oh_hell", "bobs_hat"])
 @pytest.mark.parametrize("method", ["policy", "learned"])
 def test_inferred_worlds_always_satisfy_the_hard_facts(name, method):
