@@ -468,6 +468,9 @@ def cmd_average(args: argparse.Namespace) -> int:
 
 def cmd_exploit(args: argparse.Namespace) -> int:
     """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
+    from train import options
+
+    options.ExploitOptions(**{f: getattr(args, f) for f in options.ExploitOptions.__dataclass_fields__})  # ranges
     from train.exploit import cli_exploit, preset_game  # imports torch
 
     given = args.players

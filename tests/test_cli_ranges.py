@@ -5,6 +5,7 @@ before anything runs: a value outside it is one line naming the flag, status 2 (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import pytest
 
@@ -34,8 +35,6 @@ BIG = "9" * 30
         (["eval", "--seed", "-1"], "--seed"),
         (["simulate", "--games", BIG], "--games"),
         (["simulate", "--seed", BIG], "--seed"),
-        (["exploit", "--target", "random", "--eval-deals", BIG], "--eval-deals"),
-        (["exploit", "--target", "random", "--seed", "-1"], "--seed"),
     ],
 )
 def test_out_of_range_is_refused_up_front(argv, flag, capsys, monkeypatch) -> None:
@@ -50,6 +49,24 @@ def test_out_of_range_is_refused_up_front(argv, flag, capsys, monkeypatch) -> No
     assert err[-1].startswith(f"bobshat {argv[0]}: error: argument {flag}: "), err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--eval-deals", BIG], f"--eval-deals must be in [2, 100000], got {BIG}"),
+        (["--seed", "-1"], "--seed must be in [0, 9.22337e+18], got -1"),
+        (["--time-limit-min", "inf"], "--time-limit-min must be in [0, 1e+06], got inf"),
+    ],
+)
+def test_exploit_s_options_are_refused_before_it_runs(argv, message, capsys, monkeypatch) -> None:
+    """exploit's settings are the kit's options (train.options.ExploitOptions): their ranges are checked when
+    they are made, in the command before anything is imported, read or written."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "train.exploit", None)  # the command going on would fail to import it
+    assert main(["exploit", "--target", "random", *argv]) == 2
+    assert capsys.readouterr().err.strip() == f"bobshat exploit: error: {message}"
+
+
 def _actions(command: str) -> list[argparse.Action]:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return sub.choices[command]._actions
@@ -62,6 +79,9 @@ def test_no_numeric_flag_takes_any_number(command) -> None:
     (Game options, such as ``--players``, take any integer here: the game's
     config checks them, since their range depends on the game.)
     """
+    from train.options import ExploitOptions
+
     game_options = {a.dest for a in _actions("simulate") if a.container.title == "game options"}
+    ranged = {f.name for f in dataclasses.fields(ExploitOptions) if f.metadata["lo"] is not None}  # the options'
     plain = [a.option_strings[0] for a in _actions(command) if a.type in (int, float) and a.dest not in game_options]
-    assert plain == []
+    assert [flag for flag in plain if command != "exploit" or flag[2:].replace("-", "_") not in ranged] == []
