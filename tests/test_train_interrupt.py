@@ -134,7 +134,7 @@ def test_train_refuses_a_budget_of_no_decisions(tmp_path, capsys):
 @pytest.mark.parametrize(
     "flags, message",
     [
-        (["--total-decisions", "0"], "argument --total-decisions: must be at least 1, got 0"),
+        (["--total-decisions", "0"], "--total-decisions must be in [1, 1e+12], got 0"),
         (
             ["--final-deals", "0", "--variance-reduction"],
             "--variance-reduction reports the final evaluation's reduced margin, and --final-deals 0 has none",
