@@ -76,24 +76,28 @@ def uniform_ints(key: np.ndarray, n: np.ndarray | int) -> np.ndarray:
 
 
 @njit(cache=True)
-def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray, in_deck: np.ndarray) -> None:
-    """The shuffle of the cards ``in_deck`` (a bool mask over the ``out.shape[0]`` card ids) drawn
-    from ``key``: ``out[j]`` is card j's position in the shuffled deck, ``n`` (past the end) for a
-    card not in the deck.
+def shuffle_positions(key: np.uint64, hashes: np.ndarray, out: np.ndarray, deck: np.ndarray) -> None:
+    """The shuffle of the cards ``deck`` (ascending card ids, a subset of the ``out.shape[0]`` ids)
+    drawn from ``key``: ``out[j]`` is card j's position in the shuffled deck, ``n`` (past the end)
+    for a card not in the deck.
 
     Card j gets the hash of (key, j + 1) and the deck is sorted by hash, so a
     card's position is how many of the deck's hashes are smaller than its own
     (64-bit hashes: ties have odds of about n^2 / 2^65). A small variant's
     deck (a subset) is ordered by the same hashes: its shuffle is the full
     deck's with the other cards left out. Counting is a branch-free
-    n^2 loop, faster than a sort for a deck of cards. ``hashes`` is scratch
-    space of the same length.
+    m^2 loop over the deck's m hashes, packed together so that the inner loop
+    reads one contiguous array with no mask to test (docs/results/engineering.md,
+    "The deal's shuffle"); it is faster than a sort for a deck of cards.
+    ``hashes`` is scratch space of at least m.
     """
-    n = out.shape[0]
+    n, m = out.shape[0], deck.shape[0]
+    for k in range(m):
+        hashes[k] = combine_one(key, np.uint64(deck[k] + 1))
     for j in range(n):
-        hashes[j] = combine_one(key, np.uint64(j + 1))
-    for j in range(n):
-        below = 0
-        for i in range(n):
-            below += (hashes[i] < hashes[j]) & in_deck[i]
-        out[j] = below if in_deck[j] else n
+        out[j] = n
+    for k in range(m):
+        h, below = hashes[k], 0
+        for i in range(m):
+            below += hashes[i] < h
+        out[deck[k]] = below
