@@ -64,7 +64,7 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.ndim != 2:
         raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
-    return pick_ranked(mask, np.asarray(gen.random(mask.shape[0])))
+    return _pick(mask, gen.random(mask.shape[0]))  # (a new float64 array: no conversion to pay for)
 
 
 def pick_ranked(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -73,9 +73,14 @@ def pick_ranked(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     :func:`sample_masked` with the uniforms given: a search that draws its
     random numbers ahead (one stream per decision) picks with it.
     """
+    return _pick(np.asarray(mask), np.ascontiguousarray(u, dtype=np.float64))
+
+
+def _pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """:func:`pick_ranked` on a NumPy mask and contiguous float64 uniforms."""
     flags = np.ascontiguousarray(mask if mask.dtype == np.bool_ else mask != 0).view(np.uint8)
     out = np.empty(mask.shape[0], dtype=np.int64)
-    bad = _pick_ranked.on(mask.shape[0])(flags, np.ascontiguousarray(u, dtype=np.float64), out)
+    bad = _pick_ranked.on(mask.shape[0])(flags, u, out)
     if bad >= 0:
         raise ValueError(f"row {bad} of the mask has no legal action")
     return out
