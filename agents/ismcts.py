@@ -134,26 +134,63 @@ def hand_rewards(points: np.ndarray, low: np.ndarray, span: np.ndarray, objectiv
     return (pts - low[:, None]) / span[:, None]
 
 
-class Forest:
-    """The search trees of a batch of decisions, one per decision, in flat arrays.
+class Trees:
+    """The search trees of a batch of decisions, one per decision, in flat arrays: what ISMCTS's
+    :class:`Forest` and PUCT's :class:`agents.puct.Tree` share.
 
     Node ids are global: tree ``b`` holds ids ``b * nodes`` to ``(b + 1) *
     nodes - 1``, its root first. ``child[v, a]`` is the child of node ``v``
     by action ``a`` (-1: none yet); ``who[v]`` the seat that chose the action
-    leading to ``v``; ``visits``, ``total`` (its rewards for ``who``) and
-    ``avail`` the node's statistics as an arm of its parent's bandit.
+    leading to ``v``; ``visits`` and ``total`` (its rewards for ``who``) the
+    node's statistics as an arm of its parent's bandit.
     """
 
-    def __init__(self, trees: int, nodes: int, n_actions: int, uct_c: float):
+    kind = "search"  # names the search in the tree-full error
+
+    def __init__(self, trees: int, nodes: int, n_actions: int):
         T = trees * nodes
         self.child = np.full((T, n_actions), -1, dtype=np.int32)
         self.who = np.full(T, -1, dtype=np.int8)
         self.visits = np.zeros(T)
         self.total = np.zeros(T)
-        self.avail = np.zeros(T)
         self.root = np.arange(trees, dtype=np.int64) * nodes
         self.free = self.root + 1  # next node id of each tree
         self.end = self.root + nodes
+
+    def grow(self, trees: np.ndarray, node: np.ndarray, act: np.ndarray, seat: np.ndarray) -> np.ndarray:
+        """The new children of nodes ``node`` (of trees ``trees``, one row per tree) by ``act``, chosen
+        by ``seat``; returns their ids. A tree has one node per simulation and its root, so running
+        out of nodes is a bug."""
+        new = self.free[trees]
+        if np.any(new >= self.end[trees]):
+            raise RuntimeError(f"{self.kind} tree full: more nodes than simulations (a bug)")
+        self.free[trees] += 1
+        self.child[node, act] = new
+        self.who[new] = seat
+        return new
+
+    def root_visits(self) -> np.ndarray:
+        """(trees, A) visits of each root child (0 where none)."""
+        ch = self.child[self.root]
+        return np.where(ch >= 0, self.visits[np.maximum(ch, 0)], 0.0)
+
+    def root_values(self) -> np.ndarray:
+        """(trees, A) the mean reward of each root child for the searching seat (NaN where none)."""
+        ch = self.child[self.root]
+        ids = np.maximum(ch, 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where((ch >= 0) & (self.visits[ids] > 0), self.total[ids] / self.visits[ids], np.nan)
+
+
+class Forest(Trees):
+    """ISMCTS's trees (:class:`Trees`), with ``avail``: how often each node was legal when its
+    parent chose, the availability count of UCB1 in ISMCTS."""
+
+    kind = "ISMCTS"
+
+    def __init__(self, trees: int, nodes: int, n_actions: int, uct_c: float):
+        super().__init__(trees, nodes, n_actions)
+        self.avail = np.zeros(self.visits.shape[0])
         self.uct_c = float(uct_c)
 
     def descend(
@@ -181,13 +218,7 @@ class Forest:
         if expand.any():
             e = np.nonzero(expand)[0]
             act[e] = pick_ranked(untried[e], u[e])
-            new = self.free[trees[e]]
-            if np.any(new >= self.end[trees[e]]):
-                raise RuntimeError("ISMCTS tree full: more nodes than iterations (a bug)")
-            self.free[trees[e]] += 1
-            self.child[node[e], act[e]] = new
-            self.who[new] = seat[e]
-            self.avail[new] = 1
+            self.avail[self.grow(trees[e], node[e], act[e], seat[e])] = 1
         return act, self.child[node, act].astype(np.int64), expand
 
     def backprop(self, path: np.ndarray, rewards: np.ndarray) -> None:
@@ -203,18 +234,6 @@ class Forest:
             ids = col[ok]
             self.visits[ids] += 1
             self.total[ids] += rewards[ok, self.who[ids].astype(np.int64)]
-
-    def root_visits(self) -> np.ndarray:
-        """(trees, A) visits of each root child (0 where none)."""
-        ch = self.child[self.root]
-        return np.where(ch >= 0, self.visits[np.maximum(ch, 0)], 0.0)
-
-    def root_values(self) -> np.ndarray:
-        """(trees, A) the mean reward of each root child for the searching seat (NaN where none)."""
-        ch = self.child[self.root]
-        ids = np.maximum(ch, 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(ch >= 0, self.total[ids] / self.visits[ids], np.nan)
 
 
 class ISMCTSAgent:

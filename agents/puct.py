@@ -105,6 +105,7 @@ import numpy as np
 import torch
 
 from .inference import CHOICES, WorldSampler, check_inference, resolve_inference
+from .ismcts import Trees
 from .ppo_agent import PolicyNet, load_policy, masked_logits
 
 if TYPE_CHECKING:
@@ -143,24 +144,15 @@ def world_of(done: int, K: int, n: int, W: int) -> np.ndarray:
     return np.tile((done + np.arange(K)) % W, n)
 
 
-class Tree:
-    """The search trees of a batch of decisions, one per decision, in flat arrays (as :class:`agents.ismcts.Forest`).
+class Tree(Trees):
+    """PUCT's trees (:class:`agents.ismcts.Trees`, shared with ISMCTS's forest): ``visits`` count the
+    simulations through a node, in flight ones included (each lends a virtual loss until its
+    backprop)."""
 
-    Tree ``b`` holds node ids ``b * nodes`` to ``(b + 1) * nodes - 1``, its
-    root first. ``child[v, a]``: the child of node ``v`` by action ``a`` (-1
-    none); ``who[v]``: the seat that chose the action leading to ``v``;
-    ``visits`` and ``total`` (its rewards for ``who``).
-    """
+    kind = "PUCT"
 
     def __init__(self, trees: int, nodes: int, n_actions: int, c_puct: float):
-        T = trees * nodes
-        self.child = np.full((T, n_actions), -1, dtype=np.int32)
-        self.who = np.full(T, -1, dtype=np.int8)
-        self.visits = np.zeros(T)
-        self.total = np.zeros(T)
-        self.root = np.arange(trees, dtype=np.int64) * nodes
-        self.free = self.root + 1
-        self.end = self.root + nodes
+        super().__init__(trees, nodes, n_actions)
         self.c_puct = float(c_puct)
 
     def descend(
@@ -178,13 +170,7 @@ class Tree:
         made = nxt < 0
         if made.any():
             e = np.nonzero(made)[0]
-            new = self.free[trees[e]]
-            if np.any(new >= self.end[trees[e]]):
-                raise RuntimeError("PUCT tree full: more nodes than simulations (a bug)")
-            self.free[trees[e]] += 1
-            self.child[node[e], act[e]] = new
-            self.who[new] = seat[e]
-            nxt[e] = new
+            nxt[e] = self.grow(trees[e], node[e], act[e], seat[e])
         self.visits[nxt] += 1
         self.total[nxt] -= VIRTUAL_LOSS
         return act, nxt, made
@@ -198,18 +184,6 @@ class Tree:
                 break
             ids = col[ok]  # (a node can appear in several rows: np.add.at adds each)
             np.add.at(self.total, ids, VIRTUAL_LOSS + rewards[ok, self.who[ids].astype(np.int64)])
-
-    def root_visits(self) -> np.ndarray:
-        """(trees, A) simulations through each root child (0 where none)."""
-        ch = self.child[self.root]
-        return np.where(ch >= 0, self.visits[np.maximum(ch, 0)], 0.0)
-
-    def root_values(self) -> np.ndarray:
-        """(trees, A) each root child's mean reward for the searching seat (NaN where none)."""
-        ch = self.child[self.root]
-        ids = np.maximum(ch, 0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where((ch >= 0) & (self.visits[ids] > 0), self.total[ids] / self.visits[ids], np.nan)
 
 
 class PUCTAgent:
