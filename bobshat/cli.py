@@ -467,10 +467,12 @@ def cmd_average(args: argparse.Namespace) -> int:
 
 
 def cmd_exploit(args: argparse.Namespace) -> int:
-    """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game."""
+    """A PPO exploiter of a frozen target (train/exploit.py); the preset may name the game.
+
+    Its options are made (and their ranges checked) before train.exploit imports torch."""
     from train import options
 
-    options.ExploitOptions(**{f: getattr(args, f) for f in options.ExploitOptions.__dataclass_fields__})  # ranges
+    made = options.ExploitOptions(**{f: getattr(args, f) for f in options.ExploitOptions.__dataclass_fields__})
     from train.exploit import cli_exploit, preset_game  # imports torch
 
     given = args.players
@@ -478,7 +480,7 @@ def cmd_exploit(args: argparse.Namespace) -> int:
     if getattr(args, "variant", None) and given is None:  # a variant's own player count, not the default 4
         args.players = variant_options(describe(args.game).config_cls, args.variant).get("players", args.players)
     check_outputs(args, "json")
-    return cli_exploit(args, {"game": args.game, **game_options(args)})
+    return cli_exploit(args, made, {"game": args.game, **game_options(args)})
 
 
 def cmd_exact(args: argparse.Namespace) -> int:
