@@ -614,6 +614,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--reps and --batch must be at least 1 and --seconds positive")
     here = str(Path(__file__).resolve().parents[1])
     repos = [here, *(str(Path(r).resolve()) for r in a.repo)]
+    for repo in a.repo:  # a commit id or a typo is refused before minutes of measuring, not after
+        if not (Path(repo) / "benchmarks" / "throughput.py").is_file():
+            ap.error(f"--repo {repo!r} is not a bobshat checkout (a folder with benchmarks/throughput.py); "
+                     "for a commit, make one with `git worktree add --detach DIR COMMIT`")
     games, batches = a.game or ["bobs_hat", "oh_hell"], a.batch or [1, 1024]
     got: dict[str, list[dict[str, float]]] = {r: [] for r in repos}
     for rep in range(a.reps):

@@ -201,3 +201,15 @@ def test_checkout_comparison_measures_a_checkout_in_a_fresh_interpreter(capsys):
         throughput.main(["--reps", "0"])
     assert exc.value.code == 2
     assert "--reps" in capsys.readouterr().err
+
+
+def test_checkout_comparison_refuses_a_repo_that_is_not_a_checkout(tmp_path, capsys):
+    """A commit id given as ``--repo`` (it takes a folder) is refused at once, naming the flag, not
+    after the first checkout's minutes of measuring."""
+    with pytest.raises(SystemExit) as exc:
+        throughput.main(["--repo", "cb0221f", "--reps", "1", "--seconds", "60"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--repo 'cb0221f' is not a bobshat checkout" in err and "git worktree add" in err
+    with pytest.raises(SystemExit):  # an empty folder neither
+        throughput.main(["--repo", str(tmp_path), "--reps", "1", "--seconds", "60"])
