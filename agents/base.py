@@ -64,8 +64,7 @@ def sample_masked(mask: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.ndim != 2:
         raise ValueError(f"mask must be 2-D (B, A), got shape {mask.shape}")
-    u: np.ndarray = gen.random(mask.shape[0])  # a new float64 array: no conversion to pay for
-    return _pick(mask, u)
+    return _pick(mask, gen.random(len(mask)))  # a new float64 array: no conversion to pay for
 
 
 def pick_ranked(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
