@@ -158,6 +158,21 @@ REQUEST_OPTIONS: dict[str, dict[str, tuple[float, float] | None]] = {
         "value_scale": None,
     },
     "ppo": {"path": None, "sample": None},  # (not device: the server's, not the page's, to choose)
+    # ISMCTS at 1,000 simulations: 1.8 s of CPU for the first Oh Hell bid, one decision alone (docs/results/ismcts.md)
+    "ismcts": {"sims": (1, 1000), "uct_c": None, "objective": None},
+    "puct": {  # (not ms: a time budget is the server's to give; not cards: a file the server does not map)
+        "policy": None,
+        "sims": (1, 256),
+        "worlds": (1, 64),
+        "parallel": (1, 16),
+        "oversample": (1, 4),
+        "c_puct": None,
+        "leaf": None,
+        "bids": None,
+        "inference": None,
+        "temper": None,
+        "value_scale": None,
+    },
 }
 #: A search move plays worlds x top_k playouts: their product is capped too (the default 32 x 3 = 96 fits).
 REQUEST_SEARCH_PLAYOUTS = 128

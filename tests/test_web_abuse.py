@@ -169,6 +169,11 @@ def test_a_play_link_from_another_site_starts_nothing_until_a_click(server, head
         ("pimc:sneaky=1", "option 'sneaky' cannot be set over the web"),
         ("strong:seed=5", "option 'seed' cannot be set over the web"),
         ("ppo:bobs_hat_4p.pt,device=cuda", "option 'device' cannot be set over the web"),
+        ("ismcts:sims=100000", "sims must be an integer from 1 to 1000"),
+        ("ismcts:batch=4096", "option 'batch' cannot be set over the web"),
+        ("puct:policy=bobs_hat_4p,sims=5000", "sims must be an integer from 1 to 256"),
+        ("puct:policy=bobs_hat_4p,parallel=64", "parallel must be an integer from 1 to 16"),
+        ("puct:policy=bobs_hat_4p,ms=60000", "option 'ms' cannot be set over the web"),
     ],
 )
 def test_costly_agent_options_are_capped_for_requests(server, agents, words):
@@ -182,6 +187,8 @@ def test_agents_within_the_caps_are_built(server):
     client, *_ = server
     view = _game(client, seat="none", agents="pimc:worlds=256,max_rows=1024,playout=strong")
     assert view["seats"][0]["agent"] == "pimc:worlds=256,max_rows=1024,playout=strong"
+    view = _game(client, seat="none", agents="ismcts:sims=20,uct_c=0.5")  # the searches may be asked for too
+    assert view["seats"][0]["agent"] == "ismcts:sims=20,uct_c=0.5"
 
 
 @pytest.mark.parametrize(
