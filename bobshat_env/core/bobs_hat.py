@@ -32,6 +32,7 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -155,6 +156,14 @@ StateArrays = arrays_type(State, "StateArrays")
 
 # --------------------------------------------------------------------------
 # Chance
+@functools.cache
+def _trump_choices(trumps: tuple[int, ...]) -> np.ndarray:
+    """A config's trump cards (``BobsHatConfig.trumps``) as an array, made once per deck."""
+    out = np.asarray(trumps, dtype=np.int8)
+    out.flags.writeable = False
+    return out
+
+
 def random_deal(
     cfg: BobsHatConfig, keys: np.ndarray, hand_no: np.ndarray, attempt: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +175,7 @@ def random_deal(
     no ``attempt`` is the hand's first deal (0).
     """
     base = rng.combine(keys, hand_no, 0 if attempt is None else attempt)
-    trumps = np.asarray(cfg.trumps, dtype=np.int8)
+    trumps = _trump_choices(cfg.trumps)
     trump = trumps[rng.uniform_ints(rng.combine(base, _CHANCE_TRUMP), trumps.size)]
     size = bh_hand_size(np.asarray(hand_no, dtype=np.int64), cfg.hand_size_base)
     hands, _ = deal_shuffled(rng.combine(base, _CHANCE_DEAL), size, cfg.players, N_CARDS, cfg.deck_mask)
@@ -238,10 +247,11 @@ def _mask_kernel(
             mask[g, BID_BASE] = no_bid and not no_bid_used[g, cur[g]]  # code 0: the no-bid
 
 
-def _mask_args(cfg: BobsHatConfig, s: State) -> tuple:
-    """The mask kernel's Bob's Hat arguments. A small variant with fewer suits offers no most bid of a suit
-    outside its deck (its bid card is not on the table, as its trump card is not)."""
-    return s.no_bid_used, cfg.no_bid, cfg.double_fewest, cfg.suits
+def _mask_call(cfg: BobsHatConfig, s: State, kernel: Callable[..., None], out: np.ndarray) -> None:
+    """Run the mask kernel (the version for the batch) with Bob's Hat's arguments. A small variant with fewer
+    suits offers no most bid of a suit outside its deck (its bid card is not on the table, as its trump card
+    is not)."""
+    kernel(s.phase, s.cur, s.hands, s.led_suit, s.no_bid_used, cfg.no_bid, cfg.double_fewest, cfg.suits, out)
 
 
 def _bid_fault(cfg: BobsHatConfig, state: State, g: int, a: int) -> str | None:
@@ -757,7 +767,7 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
 # The wrappers every game shares (core/game.py), bound to Bob's Hat's kernels and hooks.
 _GAME = GameWrappers(
     module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=HAT, deal_phase=DEAL,
-    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
+    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_call=_mask_call,
     own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=_hand_sizes_of, trump_field="trump",
     reset_hand=_reset_hand, random_deal=random_deal, deal_attempt=deal_attempt,
     bid_fault=_bid_fault, trump_fault=_trump_fault, observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args,

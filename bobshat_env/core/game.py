@@ -48,8 +48,10 @@ class GameWrappers(Generic[S]):
     deal_phase: int  # waiting for a deal
     step_kernel: BatchKernel  # (state, result, actions, active, legal, chunks, *step_args(cfg)) -> int
     step_args: Callable[[Any], tuple]  # cfg -> the step kernel's game arguments
-    mask_kernel: BatchKernel  # (phase, cur, hands, led_suit, *mask_args(cfg, state), out) -> None
-    mask_args: Callable[[Any, S], tuple]
+    mask_kernel: BatchKernel  # (phase, cur, hands, led_suit, <the game's arguments>, out) -> None
+    # (cfg, state, the kernel's version for the batch, out): calls it with the game's arguments. A call, not a
+    # tuple of arguments to unpack: the mask runs every step, and at one game its Python overhead counts.
+    mask_call: Callable[[Any, S, Callable[..., None], np.ndarray], None]
     own_fields: Callable[[Any, int], dict]  # (cfg, B) -> the game's own State fields of B new games
     first_to_act: Callable[[Any, np.ndarray], np.ndarray]  # (cfg, dealers) -> who bids first and leads
     hand_sizes: Callable[[Any, np.ndarray], np.ndarray]  # (cfg, hand numbers) -> cards per seat
@@ -151,10 +153,10 @@ class GameWrappers(Generic[S]):
         All False in a finished game or one waiting for a deal. ``out``: a
         (B, N_ACTIONS) bool buffer to fill instead of a new array.
         """
+        B = state.phase.shape[0]
         if out is None:
-            out = np.empty((state.batch_size, self.n_actions), dtype=bool)
-        s = state
-        self.mask_kernel.on(s.batch_size)(s.phase, s.cur, s.hands, s.led_suit, *self.mask_args(cfg, s), out)
+            out = np.empty((B, self.n_actions), dtype=bool)
+        self.mask_call(cfg, state, self.mask_kernel.on(B), out)
         return out
 
     def raise_illegal(self, cfg: Any, state: S, g: int, a: int, legal: np.ndarray) -> None:

@@ -37,6 +37,7 @@ without touching the state when one is not allowed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -245,8 +246,9 @@ def _mask_kernel(
                 mask[g, BID_BASE + bid] = bid != hook
 
 
-def _mask_args(cfg: OhHellConfig, s: State) -> tuple:
-    return s.bids, s.n_bids, s.hand_size
+def _mask_call(cfg: OhHellConfig, s: State, kernel: Callable[..., None], out: np.ndarray) -> None:
+    """Run the mask kernel (the version for the batch) with Oh Hell's arguments."""
+    kernel(s.phase, s.cur, s.hands, s.led_suit, s.bids, s.n_bids, s.hand_size, out)
 
 
 def _bid_fault(cfg: OhHellConfig, state: State, g: int, a: int) -> str | None:
@@ -613,7 +615,7 @@ def relabel_actions(cards: np.ndarray, suits: np.ndarray) -> np.ndarray:
 # The wrappers every game shares (core/game.py), bound to Oh Hell's kernels and hooks.
 _GAME = GameWrappers(
     module=__name__, State=State, n_cards=N_CARDS, n_actions=N_ACTIONS, first_phase=BID, deal_phase=DEAL,
-    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_args=_mask_args,
+    step_kernel=_step_kernel, step_args=_step_args, mask_kernel=_mask_kernel, mask_call=_mask_call,
     own_fields=_own_fields, first_to_act=_first_to_act, hand_sizes=hand_size_for, trump_field="trump_card",
     random_deal=random_deal, deal_attempt=deal_attempt, bid_fault=_bid_fault, trump_fault=_trump_fault,
     observation=_OBS, obs_kernel=_obs_kernel, obs_args=_obs_args, own_facts=_own_facts,

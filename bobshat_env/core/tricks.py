@@ -560,9 +560,10 @@ def random_first_dealer(cfg: Any, keys: np.ndarray) -> np.ndarray:
 
 @batch_kernel
 def _deal_shuffled(
-    keys: np.ndarray, size: np.ndarray, deck: np.ndarray, hands: np.ndarray, next_card: np.ndarray
+    keys: np.ndarray, size: np.ndarray, in_deck: np.ndarray, hands: np.ndarray, next_card: np.ndarray
 ) -> None:
     players, n = hands.shape[1], hands.shape[2]
+    deck = np.flatnonzero(in_deck)  # the deck's card ids, once for the batch
     for g in prange(keys.shape[0]):
         hashes = np.empty(n, dtype=np.uint64)  # scratch per game: games may run on several threads
         pos = np.empty(n, dtype=np.int64)
@@ -595,8 +596,7 @@ def deal_shuffled(
         raise ValueError(f"in_deck must have shape ({n_cards},), got {in_deck.shape}")
     hands = np.empty((keys.shape[0], players, n_cards), dtype=bool)
     next_card = np.empty(keys.shape[0], dtype=np.int64)
-    deck = np.flatnonzero(in_deck).astype(np.int64)
-    _deal_shuffled.on(keys.shape[0])(keys, size, deck, hands, next_card)
+    _deal_shuffled.on(keys.shape[0])(keys, size, in_deck, hands, next_card)
     return hands, next_card
 
 
