@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -213,3 +214,20 @@ def test_checkout_comparison_refuses_a_repo_that_is_not_a_checkout(tmp_path, cap
     assert "--repo 'cb0221f' is not a bobshat checkout" in err and "git worktree add" in err
     with pytest.raises(SystemExit):  # an empty folder neither
         throughput.main(["--repo", str(tmp_path), "--reps", "1", "--seconds", "60"])
+
+
+def test_engine_ab_pairs_two_copies_of_an_engine_in_one_process(capsys):
+    """``python -m benchmarks.engine_ab --repo OLD``: this checkout against itself, a copy imported under
+    another name beside it; every case gets a finite positive ratio and rate."""
+    from benchmarks import engine_ab
+
+    got = engine_ab.compare(engine_ab.HERE, ["oh_hell"], [2], pairs=3, seconds=0.01)
+    case = got["oh_hell B=2"]
+    copy = sys.modules["bobshat_env_ab"]
+    assert copy is not sys.modules["bobshat_env"] and copy.__name__ == "bobshat_env_ab"
+    assert sys.modules["bobshat_env_ab.core.oh_hell"].step is not sys.modules["bobshat_env.core.oh_hell"].step
+    assert all(math.isfinite(v) and v > 0 for v in case.values())
+    assert case["q1"] <= case["ratio"] <= case["q3"]
+    with pytest.raises(SystemExit) as exc:  # a commit id is not a folder: refused before anything runs
+        engine_ab.main(["--repo", "cb0221f"])
+    assert exc.value.code == 2 and "is not a bobshat checkout" in capsys.readouterr().err
