@@ -12,7 +12,8 @@ What one decision costs here is what ``bobshat bench``'s engine rows time: the g
 the legal mask given, a new game when the batch's games end (games of one table all last the same
 number of decisions, so the whole batch restarts together), the next legal mask, and
 :func:`agents.base.sample_masked` (this checkout's, for both). It reaches the engine only through
-the game module functions every version has had: ``init``, ``step``, ``legal_action_mask``.
+the game module functions every version has had: ``init``, ``step``, ``legal_action_mask``, and the
+game's description (``bobshat_env.games.describe``) for its config.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ class Loop:
         from agents.base import sample_masked
 
         self.core = importlib.import_module(f"{package.__name__}.core.{game}")
-        config_cls = package.BobsHatConfig if game == "bobs_hat" else package.OhHellConfig
-        self.cfg = config_cls(players=PLAYERS)
+        games = importlib.import_module(f"{package.__name__}.games")  # that checkout's own descriptions
+        self.cfg = games.describe(game).config_cls(players=PLAYERS)
         self.batch, self.seed, self.played = batch, seed, 0
         self.sample = sample_masked
         self.gen = np.random.default_rng(seed)
