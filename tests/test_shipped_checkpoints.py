@@ -30,7 +30,8 @@ SHIPPED = sorted(p.name for p in (ROOT / "checkpoints").glob("*.pt"))
 # +3.56 / +3.54 / +3.01 to +3.41 (trained on for 45 minutes; the 8-minute policy before it
 # +2.66 / +2.94 / +2.47 to +2.62); oh_hell_3p +1.75 / +1.79 / +1.59 to +1.75 (trained on for 45
 # minutes; the 8-minute policy before it +1.57 / +1.59 / +1.49 to +1.63); oh_hell_5p
-# +1.41 / +1.41 / +1.41 to +1.47 (trained on for 45 minutes; before, +1.32 / +1.34 / +1.32 to +1.40); oh_hell_6p +1.05 / +1.03 / +1.00 to +1.08; oh_hell_7p
+# +1.41 / +1.41 / +1.41 to +1.47 (trained on for 45 minutes; before, +1.32 / +1.34 / +1.32 to
+# +1.40); oh_hell_6p +1.05 / +1.03 / +1.00 to +1.08; oh_hell_7p
 # +0.89 / +0.90 / +0.89 to +1.03. Each floor is about 60% of its measurement.
 STRENGTH_FLOOR = {
     "bobs_hat_3p.pt": 3.7,
