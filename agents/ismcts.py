@@ -73,6 +73,11 @@ Options (spec ``ismcts:sims=1000,uct_c=0.3``):
 - ``sims`` (default 1000): iterations per decision;
 - ``uct_c`` (default 0.3): the exploration constant on normalized rewards;
 - ``objective``: ``score`` (default) or ``diff`` (see above);
+- ``depth`` (default 0: no limit): the most tree levels below the root an
+  iteration goes down before its rollout. ``depth=1`` is flat UCB1 over the
+  searcher's own actions, each followed by random play: what OpenSpiel's bot
+  nearly amounts to (see docs/results/ismcts.md), kept to measure what the
+  tree's depth is worth;
 - ``batch`` (default 128): decisions searched together, a memory bound (a
   decision holds its ``sims`` determinizations, random numbers and a tree of
   up to ``sims + 1`` nodes: about 1 MB at 1,000 simulations).
@@ -249,20 +254,27 @@ class ISMCTSAgent:
         uct_c: float = 0.3,
         objective: str = "score",
         batch: int = 128,
+        depth: int = 0,
     ):
         if game is None or getattr(game, "module", None) is None:
             raise ValueError("the 'ismcts' agent needs a game (bobs_hat or oh_hell)")
         for key, value in (("sims", sims), ("batch", batch)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ismcts option {key} must be a positive integer, got {value!r}")
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"ismcts option depth must be an integer >= 0 (0: no limit), got {depth!r}")
         if isinstance(uct_c, bool) or not isinstance(uct_c, (int, float)) or not (math.isfinite(uct_c) and uct_c >= 0):
             raise ValueError(f"ismcts option uct_c must be a finite number >= 0, got {uct_c!r}")
         if objective not in OBJECTIVES:
             raise ValueError(f"unknown ismcts objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
         self.game = game
         self.cfg = game.config
-        self.sims, self.uct_c, self.objective, self.batch = sims, float(uct_c), objective, batch
-        self.name = f"ismcts:sims={sims},uct_c={uct_c:g}" + ("" if objective == "score" else f",objective={objective}")
+        self.sims, self.uct_c, self.objective, self.batch, self.depth = sims, float(uct_c), objective, batch, depth
+        self.name = (
+            f"ismcts:sims={sims},uct_c={uct_c:g}"
+            + ("" if objective == "score" else f",objective={objective}")
+            + (f",depth={depth}" if depth else "")
+        )
         # an int seed or None (fresh entropy, still one per agent) gives an int
         self.entropy = int(cast(int, np.random.SeedSequence(seed).entropy))
         self.stats = {"decisions": 0, "searched": 0, "nodes": 0, "seconds": 0.0, "cpu_seconds": 0.0}
@@ -368,6 +380,8 @@ class ISMCTSAgent:
                     path[sel, depth[sel]] = node[sel]
                     depth[sel] += 1
                     in_tree[sel[expanded]] = False
+                    if self.depth:
+                        in_tree[sel[depth[sel] >= self.depth]] = False  # the rest of this iteration is rollout
                 game.step(st, a, active=live, auto_deal=False, legal=m, result=result)
                 t += 1
                 live = st.phase < core.DEAL
@@ -402,8 +416,8 @@ def _rows(public: dict | None, rows: Any) -> dict | None:
 
 
 def make_ismcts_agent(game: Game | None = None, seed: int | None = None, **options: Any) -> ISMCTSAgent:
-    """Factory behind the ``ismcts:sims=N,uct_c=C,objective=O,batch=B`` agent spec."""
-    known = ("sims", "uct_c", "objective", "batch")
+    """Factory behind the ``ismcts:sims=N,uct_c=C,objective=O,batch=B,depth=D`` agent spec."""
+    known = ("sims", "uct_c", "objective", "batch", "depth")
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown ismcts option(s) {', '.join(unknown)}; known: {', '.join(known)}")

@@ -159,7 +159,7 @@ REQUEST_OPTIONS: dict[str, dict[str, tuple[float, float] | None]] = {
     },
     "ppo": {"path": None, "sample": None},  # (not device: the server's, not the page's, to choose)
     # ISMCTS at 1,000 simulations: 1.8 s of CPU for the first Oh Hell bid, one decision alone (docs/results/ismcts.md)
-    "ismcts": {"sims": (1, 1000), "uct_c": None, "objective": None},
+    "ismcts": {"sims": (1, 1000), "uct_c": None, "objective": None, "depth": None},  # (a depth limit only saves)
     "puct": {  # (not ms: a time budget is the server's to give; not cards: a file the server does not map)
         "policy": None,
         "sims": (1, 256),
@@ -359,7 +359,7 @@ def _ismcts(game: Game | None = None, seed: int | None = None, **options: Any) -
 register(
     "ismcts",
     _ismcts,
-    spec="ismcts[:sims=N,uct_c=C,objective=score|diff]",
+    spec="ismcts[:sims=N,uct_c=C,objective=score|diff,depth=D]",
     help="single-observer information set MCTS, random rollouts, both games (agents/ismcts.py)",
 )
 

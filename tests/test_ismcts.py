@@ -128,6 +128,21 @@ def test_oh_hell_the_sure_bid_is_found(objective):
         np.testing.assert_allclose(values[0, oh.BID_BASE + np.arange(4)], [3 / 13, 3 / 13, 3 / 13, 1.0])
 
 
+def test_depth_one_is_flat_ucb_over_the_root():
+    """``depth=1`` stops every iteration's tree at the root's children: the only nodes made are the root
+    actions tried (here the four legal bids) and the root, and the sure bid is still found; the full tree makes more."""
+    hand_no = make_game("oh_hell", players=4).config.hand_sizes.index(3)
+    hands = [["5H", "9C", "3D"], ["AS", "KS", "QS"], ["7H", "8C", "2D"], ["JH", "TC", "4D"]]
+    game, state = _oh_hell_position(hands, "2S", hand_no, dealer=0)
+    obs, mask, seat = game.observe(state), game.legal_action_mask(state), state.cur.astype(np.int64)
+    flat, deep = make_agent("ismcts:sims=100,depth=1", game, seed=1), make_agent("ismcts:sims=100", game, seed=1)
+    assert flat.act(obs, mask, seat)[0] == oh.BID_BASE + 3
+    deep.act(obs, mask, seat)
+    assert flat.stats["nodes"] == 1 + int(mask[0].sum()) == 5  # the root and its four children
+    assert deep.stats["nodes"] > 50
+    assert flat.name == "ismcts:sims=100,uct_c=0.3,depth=1"
+
+
 def test_bobs_hat_the_sure_bid_is_found():
     """The five top trumps of a 5-card hand take every trick: all three most bids are made in every world
     (the cards of every suit dealt come to the searcher), and fewest is missed."""
@@ -268,7 +283,8 @@ def test_hidden_cards_do_not_change_the_search(name, steps):
         ("ismcts:uct_c=-1", "ismcts option uct_c must be a finite number >= 0, got -1"),
         ("ismcts:uct_c=inf", "ismcts option uct_c must be a finite number >= 0, got inf"),
         ("ismcts:objective=win", "unknown ismcts objective 'win'; choose one of score, diff"),
-        ("ismcts:worlds=3", "unknown ismcts option(s) worlds; known: sims, uct_c, objective, batch"),
+        ("ismcts:depth=-1", "ismcts option depth must be an integer >= 0 (0: no limit), got -1"),
+        ("ismcts:worlds=3", "unknown ismcts option(s) worlds; known: sims, uct_c, objective, batch, depth"),
     ],
 )
 def test_bad_options_are_one_clear_line(spec, message):
