@@ -112,27 +112,141 @@ def _deal(game: Game, seed: int, ids: np.ndarray, hand_no: int) -> tuple[Any, np
 
 
 class _Bots:
-    """One ISMCTS bot per game, made at its first decision, seeded from (seed, deal, seating)."""
+    """One ISMCTS bot per game, made at its first decision, seeded from (seed, deal, seating).
+
+    ``resampler="openspiel"``: OpenSpiel's C++ ``ISMCTSBot``, which draws its
+    worlds with the game's own ``ResampleFromInfostate``. ``"honest"``: the
+    same algorithm in OpenSpiel's Python port (``open_spiel.python.algorithms.
+    ismcts``, random rollouts in Python too, so several times slower), its
+    worlds drawn by :class:`_HonestWorlds`.
+    """
 
     def __init__(
-        self, seed: int, ids: np.ndarray, R: int, sims: int, uct_c: float, rollouts: int, world_samples: int
+        self,
+        seed: int,
+        ids: np.ndarray,
+        R: int,
+        sims: int,
+        uct_c: float,
+        rollouts: int,
+        world_samples: int,
+        resampler: str = "openspiel",
     ) -> None:
         self.seed, self.ids, self.R = seed, ids, R
         self.settings = (sims, uct_c, rollouts, world_samples)
+        self.resampler = resampler
         self.bots: dict[int, Any] = {}
         self.keep: list[Any] = []  # the evaluators, alive as long as their bots
 
-    def __call__(self, g: int) -> Any:
+    def __call__(self, g: int, os_game: Any = None) -> Any:
         import pyspiel
 
         if g not in self.bots:
             sims, uct_c, rollouts, world_samples = self.settings
             s = _bot_seed(self.seed, int(self.ids[g]), g % self.R)
-            ev = pyspiel.RandomRolloutEvaluator(rollouts, s)
-            self.keep.append(ev)
-            final = pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT
-            self.bots[g] = pyspiel.ISMCTSBot(s, ev, uct_c, sims, world_samples, final, False, False)
+            if self.resampler == "honest":
+                from open_spiel.python.algorithms import ismcts
+
+                ev = _RandomRollouts(rollouts, s)
+                final = ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT
+                self.bots[g] = ismcts.ISMCTSBot(
+                    os_game, ev, uct_c, sims, world_samples, np.random.RandomState(s), final
+                )
+            else:
+                ev = pyspiel.RandomRolloutEvaluator(rollouts, s)
+                self.keep.append(ev)
+                final = pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT
+                self.bots[g] = pyspiel.ISMCTSBot(s, ev, uct_c, sims, world_samples, final, False, False)
         return self.bots[g]
+
+
+class _RandomRollouts:
+    """OpenSpiel's Python ``RandomRolloutEvaluator`` (uniform legal actions to the end, the mean returns over
+    ``n`` rollouts; uniform priors), with Python's own generator instead of a NumPy call per action: the
+    Python bot spent half its time there."""
+
+    def __init__(self, n: int, seed: int) -> None:
+        import random
+
+        self.n, self.rng = n, random.Random(seed)
+
+    def evaluate(self, state: Any) -> np.ndarray:
+        total = np.zeros(state.num_players())
+        for _ in range(self.n):
+            w = state.clone()
+            while not w.is_terminal():  # a hand's bids and plays: no chance node after the deal
+                legal = w.legal_actions()
+                w.apply_action(legal[self.rng.randrange(len(legal))])
+            total += w.returns()
+        return total / self.n
+
+    def prior(self, state: Any) -> list[tuple[int, float]]:
+        legal = state.legal_actions()
+        return [(a, 1.0 / len(legal)) for a in legal]
+
+
+class _HonestWorlds:
+    """Worlds for OpenSpiel's ISMCTS drawn only from what its seat knows, as our own searches draw them.
+
+    Why: OpenSpiel's ``oh_hell`` ``ResampleFromInfostate`` deals the other
+    seats a shuffle of the cards the real deal gave them, so every world it
+    draws leaves out exactly the cards that were really left out of the deal
+    (11 of the 41 a seat cannot see, at 4 players and 10 cards): the bot
+    knows which cards are in play, which no player does. Here a world is one
+    of ``agents.ismcts``'s determinizations for the seat (its own hand, the
+    cards played, the hand sizes, the public void record, uniform otherwise),
+    turned into an OpenSpiel state: that deal, then the hand's bids and plays
+    so far. OpenSpiel's bot itself checks that the seat's information state
+    is the same in every world it is given.
+    """
+
+    needs_public = True  # SeatDispatch keeps the public void record for it
+
+    def __init__(self, game: Game, os_game: Any, seed: int, worlds: int, hand_size: int) -> None:
+        from agents.ismcts import ISMCTSAgent
+
+        sub_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])  # not our agent's stream
+        self.sampler = ISMCTSAgent(game, seed=sub_seed, sims=worlds)
+        self.os_game, self.size, self.P = os_game, hand_size, game.players
+
+    def resampler(self, s: Any, obs: np.ndarray, seat: int, public: dict | None) -> Callable[[Any, int], Any]:
+        """The callback for the bot's decision at OpenSpiel state ``s`` (our observation ``obs`` of ``seat``):
+        each call returns the next of the decision's worlds (in turn, round again if it asks for more)."""
+        _, hands, _ = self.sampler.determinize(obs[None], np.array([seat]), public)
+        history = s.full_history()
+        start = 2 + self.P * self.size + 1  # the number of tricks, the dealer, the deal, the trump card
+        dealer, trump_card = int(history[1].action), int(history[start - 1].action)
+        played = np.zeros((self.P, hands.shape[3]), dtype=bool)
+        for step in history[start:]:
+            if step.action < played.shape[1]:  # a card (bids come after the 52 cards)
+                played[step.player, step.action] = True
+        dealt = hands[0] | played  # (worlds, P, 52): what each seat held before the first trick
+        tail = [int(step.action) for step in history[start:]]
+        turn = iter(range(1 << 62))
+
+        def resample(state: Any, player: int) -> Any:
+            world = _dealt_state(self.os_game, self.size, dealer, dealt[next(turn) % dealt.shape[0]], trump_card)
+            for action in tail:
+                world.apply_action(action)
+            return world
+
+        if resample(s, seat).information_state_string(seat) != s.information_state_string(seat):
+            raise RuntimeError(f"the engines disagree: seat {seat}'s view in OpenSpiel is not our observation's")
+        return resample
+
+
+def _dealt_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, trump_card: int) -> Any:
+    """:func:`openspiel_state` without its checks, for the thousands of worlds a search draws (the bot
+    checks each world's information state against the real one)."""
+    P = hands.shape[0]
+    s = os_game.new_initial_state()
+    s.apply_action(size)
+    s.apply_action(dealer)
+    cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
+    for k in range(size * P):
+        s.apply_action(cards[k % P][k // P])
+    s.apply_action(trump_card)
+    return s
 
 
 def play(
@@ -145,8 +259,12 @@ def play(
     uct_c: float = 2.0,
     rollouts: int = 1,
     world_samples: int = -1,
+    resampler: str = "honest",
 ) -> dict[str, Any]:
     """Play ``deals`` (deal ids) under every seating; per-deal differences and per-game scores.
+
+    ``resampler``: how ISMCTS draws its worlds, ``honest`` (:class:`_HonestWorlds`)
+    or ``openspiel`` (the game's own, which knows the cards left out of the deal).
 
     Returns ``diff`` (per deal: our mean hand score minus ISMCTS's, averaged
     over the seatings), ``scores`` (games x P hand scores, game ``d * R + r``
@@ -179,8 +297,11 @@ def play(
     agent = make_agent(agent_spec, game, seed=seed)
     os_game = pyspiel.load_game("oh_hell", {"players": P})
     os_states = [openspiel_state(os_game, hand_size, int(dealer[g]), hands[g], int(trump_card[g])) for g in range(n)]
-    bots = _Bots(seed, ids, R, sims, uct_c, rollouts, world_samples)
-    seats = SeatDispatch(game, n, [agent])
+    if resampler not in RESAMPLERS:
+        raise ValueError(f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
+    bots = _Bots(seed, ids, R, sims, uct_c, rollouts, world_samples, resampler)
+    worlds = _HonestWorlds(game, os_game, seed, sims, hand_size) if resampler == "honest" else None
+    seats = SeatDispatch(game, n, [agent] if worlds is None else [agent, worlds])
     scores = np.zeros((n, P), dtype=np.int64)
     secs = {"ours": 0.0, "ismcts": 0.0}
     decisions = {"ours": 0, "ismcts": 0}
@@ -207,7 +328,14 @@ def play(
                 )
             if who[g] == 1:
                 t0 = time.perf_counter()
-                actions[g] = legal[0] if len(legal) == 1 else bots(g).step(s)
+                if len(legal) == 1:
+                    actions[g] = legal[0]
+                else:
+                    bot = bots(g, os_game)
+                    if worlds is not None:
+                        public = None if seats.tracker is None else seats.tracker.rows(np.array([g]))
+                        bot.set_resampler(worlds.resampler(s, obs[g], int(seat[g]), public))
+                    actions[g] = bot.step(s)
                 secs["ismcts"] += time.perf_counter() - t0
                 decisions["ismcts"] += 1
             s.apply_action(int(actions[g]))
@@ -268,7 +396,8 @@ def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any]
         {
             "agent": args.agent,
             "opponent": f"open_spiel ISMCTSBot, {args.sims} simulations, uct_c {args.uct_c}, "
-            f"{args.rollouts} random rollout(s), world samples {args.world_samples}",
+            f"{args.rollouts} random rollout(s), world samples {args.world_samples}"
+            + (", honest worlds (Python port)" if args.resampler == "honest" else ""),
             "layout": args.layout,
             "hand_size": args.hand_size,
             "seed": args.seed,
@@ -283,6 +412,9 @@ def summary(args: argparse.Namespace, diffs: list[float], totals: dict[str, Any]
         }
     )
 
+
+# How ISMCTS draws its worlds (see _HonestWorlds); the first is the default.
+RESAMPLERS = ("honest", "openspiel")
 
 # The settings two parts must share to be one measurement.
 SAME_SETTINGS = ("agent", "opponent", "layout", "hand_size", "seed")
@@ -389,8 +521,8 @@ def _result(out: dict[str, Any]) -> str:
 
 
 # the flags of a measurement (``--merge`` refuses them)
-PLAY_FLAGS = ("agent", "sims", "deals", "first_deal", "seed", "layout", "hand_size", "uct_c", "rollouts")
-PLAY_FLAGS += ("world_samples", "chunk")
+PLAY_FLAGS: tuple[str, ...] = ("agent", "sims", "deals", "first_deal", "seed", "layout", "hand_size", "uct_c")
+PLAY_FLAGS += ("rollouts", "world_samples", "chunk", "resampler")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -410,6 +542,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--uct-c", type=_uct, default=2.0, help="ISMCTS's exploration constant")
     p.add_argument("--rollouts", type=_count, default=1, help="random rollouts per ISMCTS leaf")
     p.add_argument("--world-samples", type=int, default=-1, help="ISMCTS's worlds per decision (-1: no limit)")
+    p.add_argument(
+        "--resampler",
+        choices=RESAMPLERS,
+        default=RESAMPLERS[0],
+        help="ISMCTS's worlds: honest (drawn from what its seat knows; OpenSpiel's Python bot, slower) or "
+        "openspiel (the game's own ResampleFromInfostate, which knows the cards left out of the deal; C++ bot)",
+    )
     p.add_argument("--chunk", type=_count, default=10, help="deals per batch (the JSON is rewritten after each)")
     p.add_argument("--json", default=None, help="write the result here")
     p.add_argument("--merge", nargs="+", metavar="FILE", help="join these results of disjoint deal ranges; no play")
@@ -465,7 +604,9 @@ def _run(a: argparse.Namespace, p: argparse.ArgumentParser, diffs: list[float]) 
     for start in range(a.first_deal, a.first_deal + a.deals, a.chunk):
         ids = np.arange(start, min(a.first_deal + a.deals, start + a.chunk))
         try:
-            res = play(a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples)
+            res = play(
+                a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples, a.resampler
+            )
         except ValueError as err:  # a bad spec, layout or hand size: the kit's own one-line messages
             p.error(str(err))
         diffs.extend(res["diff"].tolist())

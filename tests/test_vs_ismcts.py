@@ -50,10 +50,10 @@ def test_a_deal_does_not_depend_on_the_other_deals(monkeypatch):
         return real(os_game, size, dealer, hands, trump_card)
 
     monkeypatch.setattr(vs_ismcts, "openspiel_state", noting)
-    vs_ismcts.play("strong", np.array([5]), seed=1, sims=2)
+    vs_ismcts.play("strong", np.array([5]), seed=1, sims=2, resampler="openspiel")  # (the C++ bot: quicker)
     alone = seen[:]
     seen.clear()
-    vs_ismcts.play("strong", np.array([4, 5]), seed=1, sims=2)
+    vs_ismcts.play("strong", np.array([4, 5]), seed=1, sims=2, resampler="openspiel")
     assert seen[6:] == alone and len(set(alone)) == 1  # one deal, the same in each of its 6 seatings
     assert seen[0] != alone[0]
     assert (alone[0][0], alone[0][1], seen[0][1]) == (10, 1, 0)
@@ -93,6 +93,7 @@ def test_scores_that_disagree_are_refused(monkeypatch):
         (["--hand-size", "14"], "--hand-size 14"),
         (["--layout", "2v2v"], "--layout"),
         (["--layout", "5v5"], "players must be 3 to 7"),
+        (["--resampler", "uniform"], "invalid choice: 'uniform'"),
         (["--agent", "nosuch"], "unknown agent 'nosuch'"),
         (["--json", "."], "it is a folder"),
     ],
@@ -249,3 +250,87 @@ def test_merge_from_the_command_line_and_its_bad_files(tmp_path, capsys):
             vs_ismcts.main(["--merge", *argv])
         err = capsys.readouterr().err
         assert exc.value.code == 2 and message in err and "Traceback" not in err
+
+
+def _mid_hand(seed: int = 0, steps: int = 4 + 4 * 5):
+    """A 4-player 10-card deal played at random for ``steps`` actions (the bids and five tricks), our
+    engine and OpenSpiel's in lockstep, the public void record kept: (game, state, OpenSpiel state, dispatch,
+    worlds, true hands)."""
+    import pyspiel
+
+    from bobshat_env.games import make_game
+    from bobshat_env.seating import SeatDispatch
+
+    game = make_game("oh_hell", players=4)
+    state, dealer, trump_card, hands = vs_ismcts._deal(game, seed, np.array([3]), game.config.hand_sizes.index(10))
+    os_game = pyspiel.load_game("oh_hell", {"players": 4})
+    s = vs_ismcts.openspiel_state(os_game, 10, int(dealer[0]), hands[0], int(trump_card[0]))
+    worlds = vs_ismcts._HonestWorlds(game, os_game, seed, 200, 10)
+    seats = SeatDispatch(game, 1, [worlds])
+    gen = np.random.default_rng(seed)
+    for _ in range(steps):
+        mask = game.legal_action_mask(state)
+        a = np.array([gen.choice(np.flatnonzero(mask[0]))])
+        s.apply_action(int(a[0]))
+        seats.before_step(state, a)
+        res = game.step(state, a, auto_deal=False, legal=mask)
+        seats.after_step(res.new_hand)
+    return game, state, s, seats, worlds, hands[0]
+
+
+def _os_hands(world, players: int = 4, size: int = 10) -> np.ndarray:
+    """(P, 52) what each seat holds now in OpenSpiel state ``world`` (dealt, less what it played)."""
+    held = np.zeros((players, 52), dtype=bool)
+    history = world.full_history()
+    for k, step in enumerate(history[2 : 2 + players * size]):
+        held[k % players, step.action] = True
+    for step in history[2 + players * size + 1 :]:
+        if step.action < 52:
+            held[step.player, step.action] = False
+    return held
+
+
+def test_openspiel_own_resampler_knows_which_cards_were_left_out():
+    """Why --resampler honest is the default: every world OpenSpiel's oh_hell ResampleFromInfostate draws
+    deals the other seats exactly the cards the real deal gave them, so the 11 cards left out of a 4-player
+    10-card deal are known to its ISMCTS. (If OpenSpiel stops doing this, this test fails: look again.)"""
+    game, state, s, _, _, real = _mid_hand()
+    p = s.current_player()
+    gen = np.random.default_rng(0)
+    held = np.stack([_os_hands(s.resample_from_infostate(p, lambda: gen.random())) for _ in range(30)])
+    others = np.delete(np.arange(4), p)
+    truth = _os_hands(s)[others].any(axis=0)
+    assert (held[:, others].any(axis=1) == truth).all()  # the same set of cards in the others' hands, every time
+    assert len({h.tobytes() for h in held}) > 20  # only shuffled among them
+
+
+def test_honest_worlds_keep_what_the_seat_knows_and_not_what_it_does_not():
+    """Each honest world keeps the seat's own hand, every card played by whom, the hand sizes, and the
+    voids the play showed; which cards the other seats hold varies over cards left out of the real deal."""
+    game, state, s, seats, worlds, real = _mid_hand(seed=2)  # four voids shown by then
+    p = s.current_player()
+    obs = game.observe(state)
+    public = seats.tracker.rows(np.array([0]))
+    void = public["void"][0]  # (P, 4): seats known to hold no card of a suit
+    assert void.any(), "the test wants a position with a void shown"
+    draw = worlds.resampler(s, obs[0], p, public)
+    truth, key = _os_hands(s), s.information_state_string(p)
+    others = np.delete(np.arange(4), p)
+    sets = set()
+    for _ in range(60):
+        w = draw(s, p)
+        assert w.information_state_string(p) == key  # its own cards, the bids and plays, as it saw them
+        assert w.history()[2 + 40 :] == s.history()[2 + 40 :]  # the trump card and every action after the deal
+        h = _os_hands(w)
+        assert (h[p] == truth[p]).all() and (h.sum(1) == truth.sum(1)).all()
+        suits = np.stack([h[:, game.deck.suit_of == k].any(axis=1) for k in range(4)], axis=1)  # (P, 4)
+        assert not (suits & void).any()  # no card of a suit a seat showed void in
+        sets.add(h[others].any(axis=0).tobytes())
+    assert len(sets) > 50  # the cards in the others' hands are not the real deal's set
+
+
+def test_the_honest_bot_plays_whole_hands():
+    """One deal at 20 simulations with the default resampler: ISMCTS still beats random play."""
+    res = vs_ismcts.play("random", np.arange(1), seed=3, sims=20)
+    assert res["decisions"]["ismcts"] == 6 * 2 * 11
+    assert res["diff"][0] < 0
