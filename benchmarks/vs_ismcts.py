@@ -20,6 +20,17 @@ seatings of (our seats' mean hand score - ISMCTS's seats' mean), with its
 95% CI over deals (Student t), as ``bobshat eval --layout`` reports a
 head-to-head.
 
+ISMCTS's worlds (``--resampler``): OpenSpiel's ``oh_hell`` draws a world
+for its ISMCTS (``ResampleFromInfostate``) by reshuffling among the other
+seats the cards the real deal gave them, so every world leaves out exactly
+the cards really left out of the deal: at 4 players and 10 cards, the bot
+knows which 11 of the 41 cards it cannot see are out of play. By default
+(``honest``) its worlds are drawn as our searches draw theirs, from what the
+seat knows (its hand, the cards played, the hand sizes, the voids shown),
+and played by OpenSpiel's Python port of the same bot (several times slower
+than the C++ one); ``openspiel`` is the C++ bot with the game's own worlds,
+as every result measured before December 2026 was.
+
 ISMCTS gets one bot per game, seeded from (``--seed``, deal, seating); a
 decision with one legal action is taken without searching. OpenSpiel's
 ISMCTS does not repeat itself from its seed, though (two fresh bots with
@@ -607,7 +618,7 @@ def _run(a: argparse.Namespace, p: argparse.ArgumentParser, diffs: list[float]) 
             res = play(
                 a.agent, ids, a.seed, a.sims, a.layout, a.hand_size, a.uct_c, a.rollouts, a.world_samples, a.resampler
             )
-        except ValueError as err:  # a bad spec, layout or hand size: the kit's own one-line messages
+        except (ValueError, FileNotFoundError) as err:  # a bad spec, layout, hand size or checkpoint: one line
             p.error(str(err))
         diffs.extend(res["diff"].tolist())
         for k in ("seconds", "decisions"):

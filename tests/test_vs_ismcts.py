@@ -95,6 +95,7 @@ def test_scores_that_disagree_are_refused(monkeypatch):
         (["--layout", "5v5"], "players must be 3 to 7"),
         (["--resampler", "uniform"], "invalid choice: 'uniform'"),
         (["--agent", "nosuch"], "unknown agent 'nosuch'"),
+        (["--agent", "ppo:policy=nosuch.pt"], "no checkpoint at 'policy=nosuch.pt'"),
         (["--json", "."], "it is a folder"),
     ],
 )
