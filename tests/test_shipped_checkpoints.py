@@ -31,8 +31,9 @@ SHIPPED = sorted(p.name for p in (ROOT / "checkpoints").glob("*.pt"))
 # +2.66 / +2.94 / +2.47 to +2.62); oh_hell_3p +1.75 / +1.79 / +1.59 to +1.75 (trained on for 45
 # minutes; the 8-minute policy before it +1.57 / +1.59 / +1.49 to +1.63); oh_hell_5p
 # +1.41 / +1.41 / +1.41 to +1.47 (trained on for 45 minutes; before, +1.32 / +1.34 / +1.32 to
-# +1.40); oh_hell_6p +1.05 / +1.03 / +1.00 to +1.08; oh_hell_7p
-# +0.89 / +0.90 / +0.89 to +1.03. Each floor is about 60% of its measurement.
+# +1.40); oh_hell_6p +1.10 / +1.07 / +1.05 to +1.14 (trained on for 45 minutes; before, +1.05 / +1.03 /
+# +1.00 to +1.08); oh_hell_7p +0.94 / +0.93 / +0.94 to +1.04 (trained on for 45 minutes; before, +0.89 /
+# +0.90 / +0.89 to +1.03). Each floor is about 60% of its measurement.
 STRENGTH_FLOOR = {
     "bobs_hat_3p.pt": 3.7,
     "bobs_hat_4p.pt": 3.0,
@@ -40,8 +41,8 @@ STRENGTH_FLOOR = {
     "oh_hell_3p.pt": 1.05,
     "oh_hell_4p.pt": 0.9,
     "oh_hell_5p.pt": 0.85,
-    "oh_hell_6p.pt": 0.6,
-    "oh_hell_7p.pt": 0.5,
+    "oh_hell_6p.pt": 0.65,
+    "oh_hell_7p.pt": 0.55,
 }
 
 
