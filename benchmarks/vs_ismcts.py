@@ -246,6 +246,16 @@ class _HonestWorlds:
         return resample
 
 
+def _search(bots: _Bots, worlds: _HonestWorlds | None, seats: Any, g: int, s: Any, obs: np.ndarray, seat: int) -> int:
+    """ISMCTS's move in game ``g`` at OpenSpiel state ``s`` (our observation ``obs`` of ``seat``), its worlds
+    honest when ``worlds`` is given (from the public void record ``seats`` keeps)."""
+    bot = bots(g, s.get_game())
+    if worlds is not None:
+        public = None if seats.tracker is None else seats.tracker.rows(np.array([g]))
+        bot.set_resampler(worlds.resampler(s, obs, seat, public))
+    return int(bot.step(s))
+
+
 def _dealt_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, trump_card: int) -> Any:
     """:func:`openspiel_state` without its checks, for the thousands of worlds a search draws (the bot
     checks each world's information state against the real one)."""
@@ -339,14 +349,7 @@ def play(
                 )
             if who[g] == 1:
                 t0 = time.perf_counter()
-                if len(legal) == 1:
-                    actions[g] = legal[0]
-                else:
-                    bot = bots(g, os_game)
-                    if worlds is not None:
-                        public = None if seats.tracker is None else seats.tracker.rows(np.array([g]))
-                        bot.set_resampler(worlds.resampler(s, obs[g], int(seat[g]), public))
-                    actions[g] = bot.step(s)
+                actions[g] = legal[0] if len(legal) == 1 else _search(bots, worlds, seats, g, s, obs[g], int(seat[g]))
                 secs["ismcts"] += time.perf_counter() - t0
                 decisions["ismcts"] += 1
             s.apply_action(int(actions[g]))
