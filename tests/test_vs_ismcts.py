@@ -330,8 +330,29 @@ def test_honest_worlds_keep_what_the_seat_knows_and_not_what_it_does_not():
     assert len(sets) > 50  # the cards in the others' hands are not the real deal's set
 
 
-def test_the_honest_bot_plays_whole_hands():
-    """One deal at 20 simulations with the default resampler: ISMCTS still beats random play."""
+def test_the_honest_bot_plays_whole_hands(monkeypatch):
+    """One deal at 20 simulations with the default resampler: ISMCTS still beats random play, and every
+    world of every searched decision comes from the honest callback (one check world, then one a simulation)."""
+    real, calls = vs_ismcts._HonestWorlds.resampler, []
+
+    def counting(self, *args):
+        draw = real(self, *args)
+
+        def counted(state, player):
+            calls.append(player)
+            return draw(state, player)
+
+        return counted
+
+    monkeypatch.setattr(vs_ismcts._HonestWorlds, "resampler", counting)
     res = vs_ismcts.play("random", np.arange(1), seed=3, sims=20)
     assert res["decisions"]["ismcts"] == 6 * 2 * 11
     assert res["diff"][0] < 0
+    assert len(calls) >= 20 * 6 * 2 * 5  # (the last card of a hand, and some others, are forced: no search)
+
+
+def test_random_rollouts_play_to_the_end_of_the_hand():
+    """From the first bid, one rollout's returns are a whole hand's: the 10 tricks, plus 10 per bid made."""
+    _, _, s, _, _, _ = _mid_hand(steps=0)
+    values = vs_ismcts._RandomRollouts(1, seed=1).evaluate(s)
+    assert values.sum() >= 10 and (values.sum() - 10) % 10 < 1e-9
