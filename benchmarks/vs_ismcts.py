@@ -183,11 +183,13 @@ class _RandomRollouts:
 
     def evaluate(self, state: Any) -> np.ndarray:
         total = np.zeros(state.num_players())
+        rand = self.rng.random  # a third of a rollout's time went to randrange, for the same uniform choice
         for _ in range(self.n):
             w = state.clone()
-            while not w.is_terminal():  # a hand's bids and plays: no chance node after the deal
+            legal = w.legal_actions()
+            while legal:  # a hand's bids and plays (no chance node after the deal); none at the end
+                w.apply_action(legal[int(rand() * len(legal))])
                 legal = w.legal_actions()
-                w.apply_action(legal[self.rng.randrange(len(legal))])
             total += w.returns()
         return total / self.n
 
@@ -233,11 +235,16 @@ class _HonestWorlds:
                 played[step.player, step.action] = True
         dealt = hands[0] | played  # (worlds, P, 52): what each seat held before the first trick
         tail = [int(step.action) for step in history[start:]]
+        # each world's actions from the start: the size, the dealer, the deal (one card a seat in turn, each
+        # seat's cards in increasing order), the trump card, then the hand's bids and plays so far
+        cards = np.argsort(~dealt, axis=2, kind="stable")[:, :, : self.size]  # (worlds, P, size)
+        deal = cards.transpose(0, 2, 1).reshape(dealt.shape[0], -1)  # seat k % P's (k // P)-th card
+        head, new_state = [self.size, dealer], self.os_game.new_initial_state
         turn = iter(range(1 << 62))
 
         def resample(state: Any, player: int) -> Any:
-            world = _dealt_state(self.os_game, self.size, dealer, dealt[next(turn) % dealt.shape[0]], trump_card)
-            for action in tail:
+            world = new_state()
+            for action in head + deal[next(turn) % deal.shape[0]].tolist() + [trump_card] + tail:
                 world.apply_action(action)
             return world
 
@@ -254,20 +261,6 @@ def _search(bots: _Bots, worlds: _HonestWorlds | None, seats: Any, g: int, s: An
         public = None if seats.tracker is None else seats.tracker.rows(np.array([g]))
         bot.set_resampler(worlds.resampler(s, obs, seat, public))
     return int(bot.step(s))
-
-
-def _dealt_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, trump_card: int) -> Any:
-    """:func:`openspiel_state` without its checks, for the thousands of worlds a search draws (the bot
-    checks each world's information state against the real one)."""
-    P = hands.shape[0]
-    s = os_game.new_initial_state()
-    s.apply_action(size)
-    s.apply_action(dealer)
-    cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
-    for k in range(size * P):
-        s.apply_action(cards[k % P][k // P])
-    s.apply_action(trump_card)
-    return s
 
 
 def play(

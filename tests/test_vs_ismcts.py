@@ -356,3 +356,12 @@ def test_random_rollouts_play_to_the_end_of_the_hand():
     _, _, s, _, _, _ = _mid_hand(steps=0)
     values = vs_ismcts._RandomRollouts(1, seed=1).evaluate(s)
     assert values.sum() >= 10 and (values.sum() - 10) % 10 < 1e-9
+
+
+def test_random_rollouts_vary_from_one_state():
+    """Rollouts choose at random among the legal actions: from one state, 40 rollouts end in many different
+    hands (a rollout that always took the same action would end in one)."""
+    _, _, s, _, _, _ = _mid_hand(steps=0)
+    rollouts = vs_ismcts._RandomRollouts(1, seed=1)
+    ends = {tuple(rollouts.evaluate(s)) for _ in range(40)}
+    assert len(ends) >= 10
