@@ -77,17 +77,25 @@ def openspiel_state(os_game: Any, size: int, dealer: int, hands: np.ndarray, tru
     order stops here, naming the step, instead of dealing other hands (the
     rules differential in tests/test_oh_hell_openspiel.py builds its states here too).
     """
-    P = hands.shape[0]
     s = os_game.new_initial_state()
     _chance(s, size, "the number of tricks")
     _chance(s, dealer, "the dealer")
-    cards = [np.nonzero(hands[p])[0].tolist() for p in range(P)]
-    for k in range(size * P):
-        _chance(s, cards[k % P][k // P], f"deal card {k}")
+    for k, card in enumerate(deal_order(hands, size).tolist()):
+        _chance(s, card, f"deal card {k}")
     _chance(s, trump_card, "the trump card")
     if s.is_chance_node():
         raise RuntimeError("OpenSpiel's oh_hell still waits for chance after the deal: its chance order changed")
     return s
+
+
+def deal_order(hands: np.ndarray, size: int) -> np.ndarray:
+    """(..., P * size) the cards of ``hands`` (..., P, 52 bool, ``size`` cards a seat) in OpenSpiel's deal
+    order: card ``k`` to seat ``k % P``, each seat's cards in increasing order."""
+    hands = np.asarray(hands, dtype=bool)
+    if (hands.sum(axis=-1) != size).any():
+        raise ValueError(f"every seat must hold {size} cards to be dealt")
+    cards = np.argsort(~hands, axis=-1, kind="stable")[..., :size]  # (..., P, size): the held cards, in order
+    return np.swapaxes(cards, -1, -2).reshape(hands.shape[:-2] + (-1,))
 
 
 def _chance(s: Any, outcome: int, what: str) -> None:
@@ -235,10 +243,8 @@ class _HonestWorlds:
                 played[step.player, step.action] = True
         dealt = hands[0] | played  # (worlds, P, 52): what each seat held before the first trick
         tail = [int(step.action) for step in history[start:]]
-        # each world's actions from the start: the size, the dealer, the deal (one card a seat in turn, each
-        # seat's cards in increasing order), the trump card, then the hand's bids and plays so far
-        cards = np.argsort(~dealt, axis=2, kind="stable")[:, :, : self.size]  # (worlds, P, size)
-        deal = cards.transpose(0, 2, 1).reshape(dealt.shape[0], -1)  # seat k % P's (k // P)-th card
+        # each world's actions from the start: the size, the dealer, the deal, the trump card, the hand so far
+        deal = deal_order(dealt, self.size)  # (worlds, P * size)
         head, new_state = [self.size, dealer], self.os_game.new_initial_state
         turn = iter(range(1 << 62))
 

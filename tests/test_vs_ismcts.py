@@ -365,3 +365,15 @@ def test_random_rollouts_vary_from_one_state():
     rollouts = vs_ismcts._RandomRollouts(1, seed=1)
     ends = {tuple(rollouts.evaluate(s)) for _ in range(40)}
     assert len(ends) >= 10
+
+
+def test_a_deal_with_a_seat_short_of_cards_is_refused():
+    """OpenSpiel's deal order needs every seat to hold the hand size: a seat one card short is a clear error
+    naming the size, not a deal of some other card."""
+    import pyspiel
+
+    _, _, _, _, _, hands = _mid_hand(steps=0)
+    short = hands.copy()
+    short[1, np.flatnonzero(short[1])[0]] = False
+    with pytest.raises(ValueError, match="must hold 10 cards"):
+        vs_ismcts.openspiel_state(pyspiel.load_game("oh_hell", {"players": 4}), 10, 0, short, 51)
