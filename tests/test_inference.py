@@ -189,7 +189,9 @@ def test_none_is_the_uniform_sampler_bit_for_bit(name, steps):
 def test_auto_is_learned_where_the_policy_has_a_network_of_its_table():
     for name in ("bobs_hat", "oh_hell"):
         game = make_game(name, players=4)
-        assert make_agent(f"search:policy={CHECKPOINTS[name]}", game).sampler.method == "none"  # the default
+        assert make_agent(f"search:policy={CHECKPOINTS[name]}", game).sampler.method == "learned"  # the default
+        assert make_agent(f"search:policy={CHECKPOINTS[name]},inference=none", game).sampler.method == "none"
+        assert make_agent(f"search:policy={CHECKPOINTS[name]},belief=all", game).sampler.method == "policy"
         assert make_agent(f"search:policy={CHECKPOINTS[name]},inference=auto", game).sampler.method == "learned"
         short = make_game(name, players=4, **({"hands": 2} if name == "bobs_hat" else {"deal_style": "short_low"}))
         auto = make_agent(f"search:policy={CHECKPOINTS[name]},inference=auto", short)
